@@ -1,0 +1,74 @@
+import { Type, type Static } from '@sinclair/typebox'
+import {
+  Access, idOf, Runs, RunTasks, SentinelMocks, StateVersions, UrlSafeName, Variables, Visibility, WorkspaceLocking
+} from './common.js'
+
+// DESIGN §6: the seed file, also the way a host syncs its directory in. Keys are kebab-case like the API.
+
+const strict = { additionalProperties: false } as const
+
+export const SeedToken = Type.Union([
+  Type.String({ minLength: 8, maxLength: 512, description: 'A bearer secret; only its SHA-256 digest is stored.' }),
+  Type.Object({
+    token: Type.String({ minLength: 8, maxLength: 512, description: 'A bearer secret; only its SHA-256 digest is stored.' }),
+    'expires-at': Type.Optional(Type.String({ format: 'date-time', description: 'When the token stops working (RFC 3339).' }))
+  }, strict)
+])
+
+const Tokens = Type.Array(SeedToken, { description: 'Bearer secrets that act for this entity.' })
+
+export const SeedUser = Type.Object({
+  id: Type.Optional(idOf('user', 'Explicit id; generated when absent.')),
+  username: Type.String({ minLength: 1, maxLength: 100, description: 'Unique user name; team members refer to it.' }),
+  tokens: Type.Optional(Tokens)
+}, strict)
+
+export const SeedTeam = Type.Object({
+  id: Type.Optional(idOf('team', 'Explicit id; generated when absent.')),
+  name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique within the organization.' }),
+  visibility: Type.Optional(Visibility),
+  owners: Type.Optional(Type.Boolean({ description: "The organization's owners team (at most one)." })),
+  'organization-access': Type.Optional(Type.Object({
+    'manage-workspaces': Type.Optional(Type.Boolean({ description: 'Admin on every workspace of the organization.' })),
+    'read-workspaces': Type.Optional(Type.Boolean({ description: 'Read on every workspace of the organization.' }))
+  }, { additionalProperties: Type.Boolean(), description: 'Organization-level permissions; others may be given and are ignored.' })),
+  members: Type.Optional(Type.Array(Type.String({ minLength: 1 }), {
+    description: "Usernames: the team's complete member list (members not listed are removed)."
+  })),
+  tokens: Type.Optional(Tokens)
+}, strict)
+
+export const SeedWorkspace = Type.Object({
+  id: Type.Optional(idOf('ws', 'Explicit id; generated when absent.')),
+  name: UrlSafeName('Unique within the organization.')
+}, strict)
+
+export const SeedTeamAccess = Type.Object({
+  id: Type.Optional(idOf('tws', 'Explicit id; generated when absent.')),
+  team: Type.String({ minLength: 1, description: 'Name of a team of this organization.' }),
+  workspace: Type.String({ minLength: 1, description: 'Name of a workspace of this organization.' }),
+  access: Access,
+  runs: Type.Optional(Runs),
+  variables: Type.Optional(Variables),
+  'state-versions': Type.Optional(StateVersions),
+  'sentinel-mocks': Type.Optional(SentinelMocks),
+  'workspace-locking': Type.Optional(WorkspaceLocking),
+  'run-tasks': Type.Optional(RunTasks)
+}, strict)
+
+export const SeedOrganization = Type.Object({
+  id: Type.Optional(idOf('org', 'Explicit id; generated when absent.')),
+  name: UrlSafeName('Unique organization name.'),
+  tokens: Type.Optional(Tokens),
+  teams: Type.Optional(Type.Array(SeedTeam)),
+  workspaces: Type.Optional(Type.Array(SeedWorkspace)),
+  'team-access': Type.Optional(Type.Array(SeedTeamAccess))
+}, strict)
+
+export const SeedDocument = Type.Object({
+  users: Type.Optional(Type.Array(SeedUser)),
+  organizations: Type.Optional(Type.Array(SeedOrganization))
+}, { ...strict, description: 'Organizations, users, teams, memberships, workspaces, tokens and team access, applied idempotently.' })
+
+export type SeedDocument = Static<typeof SeedDocument>
+export type SeedToken = Static<typeof SeedToken>

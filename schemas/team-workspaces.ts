@@ -1,0 +1,115 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Access, Runs, RunTasks, SentinelMocks, StateVersions, StringEnum, Variables, WorkspaceLocking } from './common.js'
+import { ErrorDocument, PaginationLinks, PaginationMeta } from './jsonapi.js'
+
+// The team-workspaces resource and its requests (DESIGN §4).
+// @see https://developer.hashicorp.com/terraform/cloud-docs/api-docs/team-access
+
+const strict = { additionalProperties: false } as const
+/** JSON:API's own `meta` member is allowed wherever the format allows it; anything else unknown is 422. */
+const Meta = Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Ignored.' }))
+const RequestId = Type.String({ minLength: 1, maxLength: 128 })
+
+export const TeamWorkspaceAttributes = Type.Object({
+  access: Access,
+  runs: Runs,
+  variables: Variables,
+  'state-versions': StateVersions,
+  'sentinel-mocks': SentinelMocks,
+  'workspace-locking': WorkspaceLocking,
+  'run-tasks': RunTasks
+}, { description: 'Every attribute is always present; under a fixed level the permissions are the implied ones.' })
+
+const link = (description: string) => Type.Object({ related: Type.String({ description }) })
+
+export const TeamWorkspaceResource = Type.Object({
+  id: Type.String({ description: 'The team-workspace id (`tws-…`).' }),
+  type: Type.Literal('team-workspaces'),
+  attributes: TeamWorkspaceAttributes,
+  relationships: Type.Object({
+    team: Type.Object({
+      data: Type.Object({ id: Type.String(), type: Type.Literal('teams') }),
+      links: link('The team.')
+    }),
+    workspace: Type.Object({
+      data: Type.Object({ id: Type.String(), type: Type.Literal('workspaces') }),
+      links: link('The workspace, by organization and workspace name.')
+    })
+  }),
+  links: Type.Object({ self: Type.String() })
+})
+
+export const TeamWorkspaceDocument = Type.Object({ data: TeamWorkspaceResource },
+  { description: 'One team-workspace.' })
+
+export const TeamWorkspaceListDocument = Type.Object({
+  data: Type.Array(TeamWorkspaceResource),
+  meta: Type.Optional(Type.Object({ pagination: PaginationMeta })),
+  links: Type.Optional(PaginationLinks)
+}, { description: 'The visible team access of a workspace; `meta` and `links` only when paginated.' })
+
+const permissionAttributes = {
+  runs: Type.Optional(Runs),
+  variables: Type.Optional(Variables),
+  'state-versions': Type.Optional(StateVersions),
+  'sentinel-mocks': Type.Optional(SentinelMocks),
+  'workspace-locking': Type.Optional(WorkspaceLocking),
+  'run-tasks': Type.Optional(RunTasks)
+}
+
+const relationship = (type: string, description: string) => Type.Object({
+  data: Type.Object({ type: StringEnum([type]), id: RequestId }, strict),
+  links: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  meta: Meta
+}, { ...strict, description })
+
+export const AddTeamWorkspaceBody = Type.Object({
+  data: Type.Object({
+    type: StringEnum(['team-workspaces']),
+    attributes: Type.Object({ access: Access, ...permissionAttributes }, strict),
+    relationships: Type.Object({
+      team: relationship('teams', 'The team that receives the access.'),
+      workspace: relationship('workspaces', 'The workspace the access is on.')
+    }, strict),
+    meta: Meta
+  }, strict),
+  meta: Meta
+}, { ...strict, description: "Add a team's access to a workspace." })
+
+export const UpdateTeamWorkspaceBody = Type.Object({
+  data: Type.Object({
+    type: Type.Optional(StringEnum(['team-workspaces'])),
+    id: Type.Optional(Type.String({ description: 'When present, the id in the path.' })),
+    attributes: Type.Object({ access: Type.Optional(Access), ...permissionAttributes }, strict),
+    meta: Meta
+  }, strict),
+  meta: Meta
+}, { ...strict, description: 'Change the access level or, under custom, individual permissions.' })
+
+export const TeamWorkspaceParams = Type.Object({
+  id: Type.String({ description: 'The team-workspace id, from the list operation.' })
+})
+
+/** Query values arrive as strings; page numbers are checked by the route so the message can be exact. */
+export const ListTeamWorkspacesQuery = Type.Object({
+  'filter[workspace][id]': Type.String({ minLength: 1, description: 'The workspace whose team access to list (required).' }),
+  'page[number]': Type.Optional(Type.String({ description: 'Page number, from 1 (paginates when given).' })),
+  'page[size]': Type.Optional(Type.String({ description: 'Rows per page, 1 to 100, default 20 (paginates when given).' }))
+})
+
+const errors = (description: string) => ({ ...ErrorDocument, description })
+
+/** Every response of every operation, for validation-free fast serialization and the OpenAPI document. */
+export const responses: Record<'list' | 'show' | 'add' | 'update' | 'remove', Record<number, TSchema>> = {
+  list: { 200: TeamWorkspaceListDocument, 401: errors('No valid token.'), 404: errors('Workspace not found, or not visible to the caller.'), 422: errors('Missing filter or bad page parameters.') },
+  show: { 200: TeamWorkspaceDocument, 401: errors('No valid token.'), 404: errors('Team access not found, or not visible to the caller.') },
+  add: { 200: TeamWorkspaceDocument, 401: errors('No valid token.'), 404: errors('Workspace or team not found, or the caller may not manage it.'), 415: errors('Not a JSON body.'), 422: errors('Malformed body, a custom-only attribute, or the team already has access.') },
+  update: { 200: TeamWorkspaceDocument, 401: errors('No valid token.'), 404: errors('Team access not found, or the caller may not manage it.'), 415: errors('Not a JSON body.'), 422: errors('Malformed body or a custom-only attribute.') },
+  remove: { 204: Type.Null({ description: 'Removed.' }), 401: errors('No valid token.'), 404: errors('Team access not found, or the caller may not manage it.') }
+}
+
+export type TeamWorkspaceResource = Static<typeof TeamWorkspaceResource>
+export type TeamWorkspaceListDocument = Static<typeof TeamWorkspaceListDocument>
+export type AddTeamWorkspaceBody = Static<typeof AddTeamWorkspaceBody>
+export type UpdateTeamWorkspaceBody = Static<typeof UpdateTeamWorkspaceBody>
+export type ListTeamWorkspacesQuery = Static<typeof ListTeamWorkspacesQuery>

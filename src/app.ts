@@ -1,0 +1,101 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Kysely } from 'kysely'
+import type { Config } from './config.js'
+import { connect, ping } from './db/connect.js'
+import type { Database } from './db/database.js'
+import { migrate } from './db/migrate.js'
+import { applySeedFile } from './db/seed-file.js'
+import { errorHandler, notFoundHandler } from './jsonapi/errors.js'
+import { projectFile } from './project-file.js'
+import teamAccess from './plugin.js'
+
+export const API_PREFIX = '/api/v2'
+export const DEMO_SEED = projectFile('seeds/demo.json')
+const DEMO_TOKEN = 'acme-owners-demo-token'
+const DEMO_WORKSPACE = 'ws-prod'
+
+export interface BuildOptions {
+  /** Fastify's logger option; by default pino at the configured level with the Authorization header redacted. */
+  logger?: FastifyServerOptions['logger']
+}
+
+/**
+ * The standalone service: health and discovery routes, the plugin at /api/v2, on the database
+ * the config names. Migrates on build and applies SEED_FILE, or the demo seed to an empty embedded database.
+ */
+export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' }
+    },
+    // bodies are JSON documents of a few hundred bytes; the plugin sets its own tighter limit
+    bodyLimit: 1024 * 1024,
+    // a slow or silent client must not hold a connection forever
+    connectionTimeout: 30_000,
+    requestTimeout: 30_000
+  })
+  app.setErrorHandler(errorHandler)
+  app.setNotFoundHandler(notFoundHandler)
+
+  const connection = await connect(config.database, { onPoolError: (err) => app.log.warn({ err }, 'database pool error') })
+  app.addHook('onClose', async () => await connection.close())
+  app.decorate('db', connection.db)
+  try {
+    await migrate(connection.db)
+    await seedOnStart(app, connection.db, config)
+  } catch (err) {
+    await app.close()
+    throw err
+  }
+
+  app.get('/healthz', async () => ({ status: 'ok' }))
+  app.get('/readyz', async (_request, reply) => {
+    await ping(connection.db) // a database error becomes the 503 document
+    return await reply.send({ status: 'ok' })
+  })
+  // terrasnek and other clients discover the API root here
+  app.get('/.well-known/terraform.json', async (_request, reply) => {
+    const v2 = `${API_PREFIX}/`
+    return await reply.type('application/json').send({ 'tfe.v2': v2, 'tfe.v2.1': v2, 'tfe.v2.2': v2, 'modules.v1': '/api/registry/v1/modules/' })
+  })
+
+  await app.register(teamAccess, { prefix: API_PREFIX, database: connection.db, migrate: false })
+  app.addHook('onListen', async () => {
+    if (app.demoSeeded) logDemo(app)
+  })
+  return app
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The standalone app's database (the plugin itself decorates nothing). */
+    db: Kysely<Database>
+    /** The standalone app put the demo data into an empty embedded database on this start. */
+    demoSeeded: boolean
+  }
+}
+
+async function seedOnStart (app: FastifyInstance, db: Kysely<Database>, config: Config): Promise<void> {
+  app.decorate('demoSeeded', false)
+  if (config.seedFile !== undefined) {
+    const summary = await applySeedFile(db, config.seedFile)
+    app.log.info({ seed: config.seedFile, ...summary }, 'seed file applied')
+    return
+  }
+  if (!config.demo || !('dataDir' in config.database)) return
+  const any = await db.selectFrom('organizations').select('id').limit(1).executeTakeFirst()
+  if (any !== undefined) return
+  const summary = await applySeedFile(db, DEMO_SEED)
+  app.demoSeeded = true
+  app.log.info({ seed: DEMO_SEED, ...summary }, 'empty embedded database: demo data applied')
+}
+
+function logDemo (app: FastifyInstance): void {
+  const address = app.addresses()[0]
+  if (address === undefined || typeof address === 'string') return
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}${API_PREFIX}/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${DEMO_WORKSPACE}`
+  app.log.info(`demo: list the team access of workspace ${DEMO_WORKSPACE} as the owners team:\n  curl -H 'Authorization: Bearer ${DEMO_TOKEN}' '${url}'`)
+}
+

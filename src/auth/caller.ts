@@ -1,0 +1,39 @@
+import { sql, type Kysely } from 'kysely'
+import type { Database } from '../db/database.js'
+import { tokenDigest } from './token-digest.js'
+
+/**
+ * Who is asking (DESIGN §3). An organization token acts as an owner of its organization; a team
+ * token as a member whose only team is that team (an owner when it is the owners team); a user
+ * token as that user with all their team memberships.
+ */
+export type Caller =
+  | { kind: 'organization', organizationId: string }
+  | { kind: 'team', teamId: string }
+  | { kind: 'user', userId: string }
+
+/** Longer bearer values are refused without a lookup. */
+export const MAX_TOKEN_LENGTH = 512
+
+/** The caller a bearer secret stands for, or null when it is unknown or expired. One indexed query. */
+export async function resolveToken (db: Kysely<Database>, secret: string): Promise<Caller | null> {
+  if (secret.length === 0 || secret.length > MAX_TOKEN_LENGTH) return null
+  const token = await db.selectFrom('tokens')
+    .select(['kind', 'organization_id', 'team_id', 'user_id'])
+    .where('digest', '=', tokenDigest(secret))
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]))
+    .executeTakeFirst()
+  if (token === undefined) return null
+  switch (token.kind) {
+    case 'organization': return { kind: 'organization', organizationId: token.organization_id! }
+    case 'team': return { kind: 'team', teamId: token.team_id! }
+    case 'user': return { kind: 'user', userId: token.user_id! }
+  }
+}
+
+/** The bearer secret of an `Authorization: Bearer …` header (scheme case-insensitive), if any. */
+export function bearerSecret (header: string | undefined): string | null {
+  if (header === undefined) return null
+  const match = /^Bearer +(\S+) *$/i.exec(header)
+  return match === null ? null : match[1]!
+}

@@ -1,0 +1,59 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { envSchema } from 'env-schema'
+import { StringEnum } from '../schemas/common.js'
+import type { DatabaseLocation } from './db/connect.js'
+
+/** The settings of DESIGN §5, from the environment. */
+export const Settings = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'Listen port.' }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Listen address (0.0.0.0 in a container).' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'A postgres:// URL; unset → embedded PGlite.' })),
+  DATA_DIR: Type.String({ minLength: 1, default: './data', description: 'Embedded database directory; memory:// keeps it in memory.' }),
+  SEED_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A seed file applied on start.' })),
+  LOG_LEVEL: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino level.' }),
+  RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' })
+})
+export type Settings = Static<typeof Settings>
+
+export interface Config {
+  port: number
+  host: string
+  database: DatabaseLocation
+  seedFile?: string
+  logLevel: Settings['LOG_LEVEL']
+  rateLimit: number
+  /** Put the demo data into an empty embedded database (the standalone default). */
+  demo: boolean
+}
+
+/** A setting that is wrong: the message says which and why, for a person to read. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
+  // an empty variable (common in compose files) means unset
+  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
+  let settings: Settings
+  try {
+    settings = envSchema<Settings>({ schema: { ...Settings }, data: given, env: false, dotenv: false })
+  } catch (err) {
+    throw new ConfigError(`invalid setting: ${(err as Error).message.replace(/(^|, )env\//g, '$1')}`)
+  }
+  if (settings.DATABASE_URL !== undefined) {
+    try {
+      new URL(settings.DATABASE_URL) // eslint-disable-line no-new
+    } catch {
+      throw new ConfigError('invalid setting: DATABASE_URL is not a valid URL (postgres://user@host:port/database)')
+    }
+  }
+  return {
+    port: settings.PORT,
+    host: settings.HOST,
+    database: settings.DATABASE_URL !== undefined ? { url: settings.DATABASE_URL } : { dataDir: settings.DATA_DIR },
+    ...(settings.SEED_FILE === undefined ? {} : { seedFile: settings.SEED_FILE }),
+    logLevel: settings.LOG_LEVEL,
+    rateLimit: settings.RATE_LIMIT,
+    demo: true
+  }
+}

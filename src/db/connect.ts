@@ -1,0 +1,58 @@
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
+import { PGlite } from '@electric-sql/pglite'
+import { PGliteDialect } from 'kysely-pglite-dialect'
+import type { Database } from './database.js'
+
+/** Where the data lives: a PostgreSQL server, or an embedded PGlite directory (`memory://` for none). */
+export type DatabaseLocation = { url: string } | { dataDir: string }
+
+export interface DatabaseTimeouts {
+  /** How long to wait for a connection from the pool or the server, ms. */
+  connectionTimeoutMs?: number
+  /** How long one statement may run on the server, ms. */
+  statementTimeoutMs?: number
+  /** How many connections the pool may open. */
+  poolSize?: number
+}
+
+export interface Connection {
+  db: Kysely<Database>
+  engine: 'postgres' | 'pglite'
+  /** Destroys the Kysely instance and with it the pool or the embedded database. */
+  close: () => Promise<void>
+}
+
+/** The values PGlite and pg disagree on are read through these, so queries stay engine-neutral. */
+export const toNumber = (value: number | bigint | string): number => Number(value)
+
+export async function connect (location: DatabaseLocation, options: DatabaseTimeouts & {
+  onPoolError?: (err: Error) => void
+} = {}): Promise<Connection> {
+  if ('url' in location) {
+    const pool = new pg.Pool({
+      connectionString: location.url,
+      max: options.poolSize ?? 10,
+      // every pg timeout defaults to "wait forever"
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
+      statement_timeout: options.statementTimeoutMs ?? 5000,
+      lock_timeout: options.statementTimeoutMs ?? 5000,
+      idle_in_transaction_session_timeout: 10_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'team-access'
+    })
+    // an idle client's error (server restart, network) must not kill the process
+    pool.on('error', (err) => options.onPoolError?.(err))
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    return { db, engine: 'postgres', close: () => db.destroy() }
+  }
+  const pglite = new PGlite(location.dataDir === 'memory://' ? undefined : location.dataDir)
+  await pglite.waitReady
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
+  return { db, engine: 'pglite', close: () => db.destroy() }
+}
+
+/** One cheap round trip: is the database there? */
+export async function ping (db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db)
+}

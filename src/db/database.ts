@@ -1,0 +1,88 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+import type {
+  Access, Runs, Variables, StateVersions, SentinelMocks, Visibility
+} from '../../schemas/common.js'
+
+/** Postgres is snake_case; the wire's kebab-case is mapped once, in serialize. */
+export interface Database {
+  organizations: OrganizationTable
+  users: UserTable
+  teams: TeamTable
+  team_memberships: TeamMembershipTable
+  workspaces: WorkspaceTable
+  tokens: TokenTable
+  team_workspaces: TeamWorkspaceTable
+}
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>
+
+export interface OrganizationTable {
+  id: string
+  name: string
+  created_at: CreatedAt
+}
+
+export interface UserTable {
+  id: string
+  username: string
+  created_at: CreatedAt
+}
+
+
+export interface TeamTable {
+  id: string
+  organization_id: string
+  name: string
+  visibility: Generated<Visibility>
+  is_owners: Generated<boolean>
+  manage_workspaces: Generated<boolean>
+  read_workspaces: Generated<boolean>
+  created_at: CreatedAt
+}
+
+export interface TeamMembershipTable {
+  team_id: string
+  user_id: string
+}
+
+export interface WorkspaceTable {
+  id: string
+  organization_id: string
+  name: string
+  created_at: CreatedAt
+}
+
+export type TokenKind = 'organization' | 'team' | 'user'
+
+export interface TokenTable {
+  id: string
+  kind: TokenKind
+  organization_id: string | null
+  team_id: string | null
+  user_id: string | null
+  digest: string
+  expires_at: Date | null
+  created_at: CreatedAt
+}
+
+
+export interface TeamWorkspaceTable {
+  id: string
+  organization_id: string
+  team_id: string
+  workspace_id: string
+  access: Access
+  runs: Runs
+  variables: Variables
+  state_versions: StateVersions
+  sentinel_mocks: SentinelMocks
+  workspace_locking: boolean
+  run_tasks: boolean
+  created_at: CreatedAt
+}
+
+export type TeamWorkspaceRow = Selectable<TeamWorkspaceTable>
+export type NewTeamWorkspace = Insertable<TeamWorkspaceTable>
+export type TeamWorkspaceUpdate = Updateable<TeamWorkspaceTable>
+export type TeamRow = Selectable<TeamTable>
+export type TokenRow = Selectable<TokenTable>

@@ -1,0 +1,20 @@
+import { randomBytes } from 'node:crypto'
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+
+/** The entity prefixes of DESIGN §2. */
+export type IdPrefix = 'org' | 'user' | 'team' | 'ws' | 'at' | 'tws'
+
+/**
+ * A random id the shape HCP Terraform uses: prefix, dash, 16 base62 characters.
+ * Rejection sampling keeps every character equally likely (248 = 4 × 62).
+ */
+export function newId (prefix: IdPrefix): string {
+  let out = ''
+  while (out.length < 16) {
+    for (const byte of randomBytes(24)) {
+      if (byte < 248 && out.length < 16) out += BASE62[byte % 62]
+    }
+  }
+  return `${prefix}-${out}`
+}

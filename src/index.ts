@@ -1,0 +1,14 @@
+/** The public face: the plugin (default export), buildApp, migrate, applySeed and their types. */
+import teamAccess from './plugin.js'
+
+export default teamAccess
+export type { TeamAccessOptions } from './plugin.js'
+export type { Caller } from './auth/caller.js'
+export type { Authenticate } from './auth/authenticate.js'
+export type { Database } from './db/database.js'
+export type { DatabaseLocation } from './db/connect.js'
+export { connect } from './db/connect.js'
+export { buildApp, API_PREFIX } from './app.js'
+export { loadConfig, type Config } from './config.js'
+export { migrate } from './db/migrate.js'
+export { applySeed, SeedError, type SeedSummary } from './db/seed.js'

@@ -1,0 +1,75 @@
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { Kysely } from 'kysely'
+import { connect, type DatabaseLocation } from './db/connect.js'
+import type { Database } from './db/database.js'
+import { migrate as applyMigrations } from './db/migrate.js'
+import { authenticationHook, bearerAuthenticate, type Authenticate } from './auth/authenticate.js'
+import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler } from './jsonapi/errors.js'
+import { createAjv } from './validation.js'
+import teamWorkspaceRoutes from './team-workspaces/team-workspaces-routes.js'
+
+export interface TeamAccessOptions {
+  /** A Kysely instance the host owns, or where to connect: `{ url }` (PostgreSQL) or `{ dataDir }` (PGlite). */
+  database: Kysely<Database> | DatabaseLocation
+  /** Replaces the bearer-token lookup; return null to answer 401. */
+  authenticate?: Authenticate
+  /** Apply the migrations on registration (default true). */
+  migrate?: boolean
+  /** Largest request body accepted, bytes (default 64 KiB). */
+  bodyLimit?: number
+}
+
+/**
+ * The embeddable plugin: JSON:API content types, validation, errors, authentication and the
+ * team-access routes, all encapsulated so that the host's own routes are untouched.
+ */
+const teamAccess: FastifyPluginAsync<TeamAccessOptions> = async (app, options) => {
+  const db = await openDatabase(app, options.database)
+  if (options.migrate ?? true) await applyMigrations(db)
+
+  jsonApiPlumbing(app, options.bodyLimit ?? 64 * 1024)
+
+  // go-tfe calls this on start to learn the API version; it needs no token.
+  app.get('/ping', async (_request, reply) => {
+    void reply.header('TFP-API-Version', '2.6').status(204).send()
+  })
+
+  await app.register(async (api) => {
+    api.addHook('onRequest', authenticationHook(options.authenticate ?? bearerAuthenticate(db)))
+    await api.register(teamWorkspaceRoutes, { db })
+  })
+}
+
+async function openDatabase (app: FastifyInstance, database: TeamAccessOptions['database']): Promise<Kysely<Database>> {
+  if (!('url' in database) && !('dataDir' in database)) return database
+  // a location: the plugin owns the connection and closes it with the app
+  const connection = await connect(database, { onPoolError: (err) => app.log.warn({ err }, 'database pool error') })
+  app.addHook('onClose', async () => await connection.close())
+  return connection.db
+}
+
+/** Content types, validator and error documents of the JSON:API wire format (DESIGN §4). */
+function jsonApiPlumbing (app: FastifyInstance, bodyLimit: number): void {
+  const ajv = createAjv()
+  app.setValidatorCompiler(({ schema }) => ajv.compile(schema))
+  app.setErrorHandler(errorHandler)
+  app.setNotFoundHandler(notFoundHandler)
+
+  // Only JSON bodies: anything else on POST/PATCH is 415. Clients send a Content-Type on DELETE
+  // with an empty body, or the body `null`: both are accepted.
+  app.removeAllContentTypeParsers()
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.addContentTypeParser(['application/json', JSONAPI_TYPE], { parseAs: 'string', bodyLimit }, (request, body, done) => {
+    if ((body as string).trim() === '') return done(null, undefined)
+    parseJson(request, body as string, (err, parsed) => {
+      if (err) return done(new ApiError(400, 'bad request', 'The request body is not valid JSON.'), undefined)
+      done(null, parsed)
+    })
+  })
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (reply.statusCode !== 204) void reply.type(JSONAPI_TYPE)
+    return payload
+  })
+}
+
+export default teamAccess

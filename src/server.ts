@@ -1,0 +1,31 @@
+import closeWithGrace from 'close-with-grace'
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig } from './config.js'
+import { SeedError } from './db/seed.js'
+import { isDatabaseUnavailable } from './jsonapi/errors.js'
+
+/** The entry that listens: settings checked first, SIGTERM/SIGINT close it gracefully. */
+async function main (): Promise<void> {
+  const config = loadConfig()
+  const app = await buildApp(config)
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error')
+    else app.log.info({ signal }, 'closing')
+    await app.close()
+  })
+  await app.listen({ port: config.port, host: config.host })
+}
+
+main().catch((err: unknown) => {
+  // a person reads this: no stack trace for the mistakes a person makes
+  if (err instanceof ConfigError || err instanceof SeedError) {
+    console.error(`team-access: ${err.message}`)
+  } else if (isDatabaseUnavailable(err)) {
+    console.error(`team-access: cannot reach the database: ${(err as Error).message}`)
+  } else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    console.error(`team-access: cannot listen: ${(err as Error).message}`)
+  } else {
+    console.error('team-access: failed to start:', err)
+  }
+  process.exit(1)
+})

@@ -1,0 +1,215 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import type { Access } from '../../schemas/common.js'
+import type { Database } from '../db/database.js'
+import { newId } from '../db/ids.js'
+import { callerGrants } from '../auth/caller-grants.js'
+import type { Caller } from '../auth/caller.js'
+import type { Permissions, UpdateChanges } from '../access/permissions.js'
+
+/**
+ * Team-workspace rows, read and written with the caller's visibility and permission applied in
+ * SQL (the rules of src/access/rules.ts), one statement per operation so that concurrent writes
+ * are decided by the database: the unique (team, workspace) key for duplicate adds, row locks
+ * for updates of different attributes.
+ */
+
+/** A row with what its links need. */
+export interface TeamWorkspaceView {
+  id: string
+  team_id: string
+  workspace_id: string
+  access: Access
+  runs: Permissions['runs']
+  variables: Permissions['variables']
+  state_versions: Permissions['state-versions']
+  sentinel_mocks: Permissions['sentinel-mocks']
+  workspace_locking: boolean
+  run_tasks: boolean
+  workspace_name: string
+  organization_name: string
+}
+
+const ROW_COLUMNS = ['id', 'team_id', 'workspace_id', 'access', 'runs', 'variables', 'state_versions',
+  'sentinel_mocks', 'workspace_locking', 'run_tasks'] as const
+
+// The predicates below read the `grants` CTE (src/auth/caller-grants.ts) that every query starts with.
+
+/** The caller acts in the organization: it is a member, or holds its organization token. */
+const isMemberOf = (organization: string): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)})`
+
+/** The caller is an owner or a workspace admin (manage-workspaces, or a team row with access admin). */
+const isAdminOf = (workspace: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
+  exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_workspaces))
+  or exists (select 1 from team_workspaces a join grants g on g.team_id = a.team_id
+             where a.workspace_id = ${sql.ref(workspace)} and a.access = 'admin'))`
+
+/** The caller acts through this team. */
+const actsThrough = (team: string): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from grants g where g.team_id = ${sql.ref(team)})`
+
+export interface Page { number: number, size: number }
+
+export interface ListResult {
+  rows: TeamWorkspaceView[]
+  /** Every visible row's count; only computed for a paginated list. */
+  total: number
+}
+
+export class TeamWorkspacesRepository {
+  constructor (private readonly db: Kysely<Database>) {}
+
+  private withGrants (caller: Caller) {
+    return this.db.with('grants', (qc) => callerGrants(qc, caller))
+  }
+
+  /** One row, if the caller may see it. */
+  async find (caller: Caller, id: string): Promise<TeamWorkspaceView | undefined> {
+    return await this.withGrants(caller)
+      .selectFrom('team_workspaces as tw')
+      .innerJoin('teams as t', 't.id', 'tw.team_id')
+      .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
+      .innerJoin('organizations as o', 'o.id', 'tw.organization_id')
+      .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
+      .select(['w.name as workspace_name', 'o.name as organization_name'])
+      .where('tw.id', '=', id)
+      .where(isMemberOf('tw.organization_id'))
+      .where((eb) => eb.or([
+        eb('t.visibility', '=', 'organization'),
+        actsThrough('tw.team_id'),
+        isAdminOf('tw.workspace_id', 'tw.organization_id')
+      ]))
+      .executeTakeFirst()
+  }
+
+  /**
+   * The rows of a workspace the caller may see, in creation order, in one statement; undefined when
+   * the workspace does not exist or the caller is no member of its organization.
+   */
+  async list (caller: Caller, workspaceId: string, page?: Page): Promise<ListResult | undefined> {
+    const result = await this.withGrants(caller)
+      .with('ws', (qc) => qc.selectFrom('workspaces as w')
+        .innerJoin('organizations as o', 'o.id', 'w.organization_id')
+        .where('w.id', '=', workspaceId)
+        .where(isMemberOf('w.organization_id'))
+        .select(['w.id', 'w.name as workspace_name', 'o.name as organization_name',
+          isAdminOf('w.id', 'w.organization_id').as('is_admin')]))
+      .with('visible', (qc) => qc.selectFrom('team_workspaces as tw')
+        .innerJoin('ws', 'ws.id', 'tw.workspace_id')
+        .innerJoin('teams as t', 't.id', 'tw.team_id')
+        .where((eb) => eb.or([eb('ws.is_admin', '=', true), eb('t.visibility', '=', 'organization'), actsThrough('tw.team_id')]))
+        .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
+        .select('tw.created_at'))
+      .selectFrom('ws')
+      .leftJoinLateral((eb) => {
+        const ordered = eb.selectFrom('visible').selectAll().orderBy('created_at').orderBy('id')
+        return (page === undefined ? ordered : ordered.limit(page.size).offset((page.number - 1) * page.size)).as('p')
+      }, (join) => join.onTrue())
+      .select(ROW_COLUMNS.map((c) => `p.${c}` as const))
+      .select(['ws.workspace_name', 'ws.organization_name'])
+      .select(page === undefined ? sql<number>`0`.as('total') : sql<number>`(select count(*) from visible)`.as('total'))
+      .orderBy('p.created_at').orderBy('p.id')
+      .execute()
+    if (result.length === 0) return undefined
+    const rows = result.filter((r) => r.id !== null) as TeamWorkspaceView[]
+    return { rows, total: Number(result[0]!.total) }
+  }
+
+  /**
+   * Adds a row if the caller administers the workspace and the team is of its organization.
+   * `added` undefined: nothing was inserted; `taken` tells whether that was because the pair exists
+   * (only ever true for a caller who may see that).
+   */
+  async add (caller: Caller, input: { teamId: string, workspaceId: string, access: Access, permissions: Permissions }):
+  Promise<{ added: TeamWorkspaceView } | { added: undefined, taken: boolean }> {
+    const p = input.permissions
+    const added = await this.withGrants(caller)
+      .with('inserted', (qc) => qc.insertInto('team_workspaces')
+        .columns(['id', 'organization_id', 'team_id', 'workspace_id', ...ROW_COLUMNS.slice(3)])
+        .expression((eb) => eb.selectFrom('workspaces as w')
+          .innerJoin('teams as t', (join) => join
+            .on('t.id', '=', input.teamId)
+            .onRef('t.organization_id', '=', 'w.organization_id'))
+          .where('w.id', '=', input.workspaceId)
+          .where(isAdminOf('w.id', 'w.organization_id'))
+          .select([
+            sql<string>`${newId('tws')}::text`.as('id'), 'w.organization_id', 't.id as team_id', 'w.id as workspace_id',
+            sql<Access>`${input.access}::text`.as('access'),
+            sql<string>`${p.runs}::text`.as('runs'),
+            sql<string>`${p.variables}::text`.as('variables'),
+            sql<string>`${p['state-versions']}::text`.as('state_versions'),
+            sql<string>`${p['sentinel-mocks']}::text`.as('sentinel_mocks'),
+            sql<boolean>`${p['workspace-locking']}::boolean`.as('workspace_locking'),
+            sql<boolean>`${p['run-tasks']}::boolean`.as('run_tasks')
+          ]))
+        .onConflict((oc) => oc.columns(['team_id', 'workspace_id']).doNothing())
+        .returning(ROW_COLUMNS))
+      .selectFrom('inserted')
+      .innerJoin('workspaces as w', 'w.id', 'inserted.workspace_id')
+      .innerJoin('organizations as o', 'o.id', 'w.organization_id')
+      .selectAll('inserted')
+      .select(['w.name as workspace_name', 'o.name as organization_name'])
+      .executeTakeFirst()
+    if (added !== undefined) return { added }
+
+    // Nothing inserted: say "already taken" only to a caller who may manage that workspace.
+    const why = await this.withGrants(caller)
+      .selectFrom('workspaces as w')
+      .where('w.id', '=', input.workspaceId)
+      .where(isAdminOf('w.id', 'w.organization_id'))
+      .select(sql<boolean>`exists (select 1 from team_workspaces x where x.workspace_id = w.id and x.team_id = ${input.teamId})`.as('taken'))
+      .executeTakeFirst()
+    return { added: undefined, taken: why?.taken === true }
+  }
+
+  /**
+   * Applies `changes` in one UPDATE if the caller administers the row's workspace and the row's
+   * current level allows them. `updated` undefined: `found` tells whether the caller may manage the
+   * row (then its current level refused the change) or not (404).
+   */
+  async update (caller: Caller, id: string, changes: UpdateChanges):
+  Promise<{ updated: TeamWorkspaceView } | { updated: undefined, current: Access | undefined }> {
+    const p = changes.permissions
+    const updated = await this.withGrants(caller)
+      .with('updated', (qc) => qc.updateTable('team_workspaces as tw')
+        .set((eb) => ({
+          access: changes.access ?? eb.ref('tw.access'),
+          ...(p.runs === undefined ? {} : { runs: p.runs }),
+          ...(p.variables === undefined ? {} : { variables: p.variables }),
+          ...(p['state-versions'] === undefined ? {} : { state_versions: p['state-versions'] }),
+          ...(p['sentinel-mocks'] === undefined ? {} : { sentinel_mocks: p['sentinel-mocks'] }),
+          ...(p['workspace-locking'] === undefined ? {} : { workspace_locking: p['workspace-locking'] }),
+          ...(p['run-tasks'] === undefined ? {} : { run_tasks: p['run-tasks'] })
+        }))
+        .where('tw.id', '=', id)
+        .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
+        .where('tw.access', 'in', changes.currentAccessIn)
+        .returning(ROW_COLUMNS.map((c) => `tw.${c}` as const)))
+      .selectFrom('updated')
+      .innerJoin('workspaces as w', 'w.id', 'updated.workspace_id')
+      .innerJoin('organizations as o', 'o.id', 'w.organization_id')
+      .selectAll('updated')
+      .select(['w.name as workspace_name', 'o.name as organization_name'])
+      .executeTakeFirst()
+    if (updated !== undefined) return { updated }
+
+    const current = await this.withGrants(caller)
+      .selectFrom('team_workspaces as tw')
+      .where('tw.id', '=', id)
+      .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
+      .select('tw.access')
+      .executeTakeFirst()
+    return { updated: undefined, current: current?.access }
+  }
+
+  /** Removes the row if the caller administers its workspace; false when there was nothing it could remove. */
+  async remove (caller: Caller, id: string): Promise<boolean> {
+    const removed = await this.withGrants(caller)
+      .deleteFrom('team_workspaces as tw')
+      .where('tw.id', '=', id)
+      .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
+      .returning('tw.id')
+      .executeTakeFirst()
+    return removed !== undefined
+  }
+}

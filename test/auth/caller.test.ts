@@ -1,0 +1,114 @@
+import t from 'tap'
+import { resolveToken, bearerSecret } from '../../src/auth/caller.js'
+import { callerGrants } from '../../src/auth/caller-grants.js'
+import { applySeed } from '../../src/db/seed.js'
+import { build, bearer, ENGINE } from '../helper.js'
+
+const hour = 3600_000
+const seed = {
+  users: [
+    { id: 'user-alice', username: 'alice', tokens: ['alice-token-123'] },
+    { id: 'user-bob', username: 'bob', tokens: ['bob-token-1234', { token: 'bob-expired-token', 'expires-at': new Date(Date.now() - hour).toISOString() }, { token: 'bob-future-token', 'expires-at': new Date(Date.now() + hour).toISOString() }] },
+    { id: 'user-nobody', username: 'nobody', tokens: ['nobody-token-1'] }
+  ],
+  organizations: [
+    {
+      id: 'org-acme', name: 'acme', tokens: ['acme-org-token'],
+      teams: [
+        { id: 'team-owners', name: 'owners', owners: true, members: ['alice'], tokens: ['acme-owners-token'] },
+        { id: 'team-ops', name: 'ops', 'organization-access': { 'manage-workspaces': true, 'read-workspaces': true }, members: ['bob'], tokens: ['acme-ops-token'] },
+        { id: 'team-red', name: 'red', visibility: 'secret', members: ['bob'] }
+      ]
+    },
+    { id: 'org-globex', name: 'globex', teams: [{ id: 'team-gx', name: 'gx', members: ['bob'] }] }
+  ]
+}
+
+t.test(`token → caller (DESIGN §3) on ${ENGINE}`, async (t) => {
+  const app = await build(t, { seed })
+  const grantsOf = async (token: string) => {
+    const caller = await resolveToken(app.db, token)
+    if (caller === null) return null
+    const rows = await callerGrants(app.db, caller).execute()
+    return { caller, grants: rows.sort((a, b) => `${a.organization_id}${a.team_id}`.localeCompare(`${b.organization_id}${b.team_id}`)) }
+  }
+  const grant = (organization_id: string, team_id: string | null, is_owner: boolean, manage = false, read = false) =>
+    ({ organization_id, team_id, is_owner, manage_workspaces: manage, read_workspaces: read })
+
+  t.test('an organization token acts as an owner of its organization', async (t) => {
+    t.same(await grantsOf('acme-org-token'), {
+      caller: { kind: 'organization', organizationId: 'org-acme' },
+      grants: [grant('org-acme', null, true)]
+    })
+  })
+  t.test('the owners team token acts as an owner', async (t) => {
+    t.same(await grantsOf('acme-owners-token'), {
+      caller: { kind: 'team', teamId: 'team-owners' },
+      grants: [grant('org-acme', 'team-owners', true)]
+    })
+  })
+  t.test("another team's token acts as a member whose only team is that team", async (t) => {
+    t.same(await grantsOf('acme-ops-token'), {
+      caller: { kind: 'team', teamId: 'team-ops' },
+      grants: [grant('org-acme', 'team-ops', false, true, true)]
+    })
+  })
+  t.test('a user token acts as the user with all their memberships, in every organization', async (t) => {
+    t.same(await grantsOf('bob-token-1234'), {
+      caller: { kind: 'user', userId: 'user-bob' },
+      grants: [grant('org-acme', 'team-ops', false, true, true), grant('org-acme', 'team-red', false), grant('org-globex', 'team-gx', false)]
+    })
+    t.same(await grantsOf('alice-token-123'), {
+      caller: { kind: 'user', userId: 'user-alice' },
+      grants: [grant('org-acme', 'team-owners', true)]
+    })
+  })
+  t.test('a user in no team is a member of nothing', async (t) => {
+    t.same(await grantsOf('nobody-token-1'), { caller: { kind: 'user', userId: 'user-nobody' }, grants: [] })
+  })
+  t.test('unknown and expired tokens resolve to nobody; an unexpired one works', async (t) => {
+    t.equal(await resolveToken(app.db, 'no-such-token'), null)
+    t.equal(await resolveToken(app.db, 'bob-expired-token'), null)
+    t.equal(await resolveToken(app.db, ''), null)
+    t.equal(await resolveToken(app.db, 'x'.repeat(10_000)), null, 'absurd lengths are refused without a lookup')
+    t.same(await resolveToken(app.db, 'bob-future-token'), { kind: 'user', userId: 'user-bob' })
+  })
+  t.test('a deleted subject takes its tokens with it', async (t) => {
+    await applySeed(app.db, { users: [{ id: 'user-tmp', username: 'tmp', tokens: ['tmp-token-123'] }] })
+    t.ok(await resolveToken(app.db, 'tmp-token-123'))
+    await app.db.deleteFrom('users').where('id', '=', 'user-tmp').execute()
+    t.equal(await resolveToken(app.db, 'tmp-token-123'), null)
+  })
+
+  t.test('over HTTP: 401 for a missing, unknown, expired or misplaced token', async (t) => {
+    const url = '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-none'
+    const unauthorized = { errors: [{ status: '401', title: 'unauthorized' }] }
+    const cases: Array<[string, Record<string, string>, string]> = [
+      ['no header', {}, url],
+      ['unknown token', bearer('no-such-token'), url],
+      ['expired token', bearer('bob-expired-token'), url],
+      ['not a bearer scheme', { authorization: 'Basic YWxpY2U6c2VjcmV0' }, url],
+      ['empty bearer', { authorization: 'Bearer ' }, url],
+      ['token in the query string', {}, `${url}&token=bob-token-1234&access_token=bob-token-1234`],
+      ['huge token', bearer('y'.repeat(100_000)), url]
+    ]
+    for (const [name, headers, path] of cases) {
+      const res = await app.inject({ method: 'GET', url: path, headers })
+      t.equal(res.statusCode, 401, name)
+      t.same(res.json(), unauthorized, `${name}: the 401 document`)
+      t.match(res.headers['content-type'], /^application\/vnd\.api\+json/)
+    }
+    const ok = await app.inject({ method: 'GET', url, headers: { authorization: 'bearer bob-future-token' } })
+    t.equal(ok.statusCode, 404, 'a valid token passes authentication (the scheme is case-insensitive); the workspace does not exist')
+    const post = await app.inject({ method: 'POST', url: '/api/v2/team-workspaces', headers: { 'content-type': 'text/plain' }, payload: 'x' })
+    t.equal(post.statusCode, 401, 'authentication comes before the body is looked at')
+  })
+})
+
+t.test('bearerSecret reads only the Bearer scheme', async (t) => {
+  t.equal(bearerSecret('Bearer abc'), 'abc')
+  t.equal(bearerSecret('BEARER  abc '), 'abc')
+  t.equal(bearerSecret(undefined), null)
+  t.equal(bearerSecret('Token abc'), null)
+  t.equal(bearerSecret('Bearer a b'), null)
+})

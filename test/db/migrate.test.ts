@@ -1,0 +1,70 @@
+import t from 'tap'
+import { sql } from 'kysely'
+import { migrate } from '../../src/db/migrate.js'
+import { freshDatabase, ENGINE } from '../helper.js'
+
+t.test(`migrations on ${ENGINE}`, async (t) => {
+  const { db } = await freshDatabase(t) // applies them once
+
+  t.test('applying them twice is a no-op', async (t) => {
+    t.same(await migrate(db), [], 'nothing left to apply')
+    const tables = await db.introspection.getTables()
+    t.same(tables.map((x) => x.name).sort(),
+      ['organizations', 'team_access_migrations', 'team_access_migrations_lock', 'team_memberships',
+        'team_workspaces', 'teams', 'tokens', 'users', 'workspaces'])
+  })
+
+  await db.insertInto('organizations').values([{ id: 'org-a', name: 'a' }, { id: 'org-b', name: 'b' }]).execute()
+  await db.insertInto('teams').values([
+    { id: 'team-a', organization_id: 'org-a', name: 'a' },
+    { id: 'team-b', organization_id: 'org-b', name: 'b' }
+  ]).execute()
+  await db.insertInto('workspaces').values([
+    { id: 'ws-a', organization_id: 'org-a', name: 'a' },
+    { id: 'ws-b', organization_id: 'org-b', name: 'b' }
+  ]).execute()
+  const row = {
+    id: 'tws-1', organization_id: 'org-a', team_id: 'team-a', workspace_id: 'ws-a', access: 'read' as const,
+    runs: 'read' as const, variables: 'read' as const, state_versions: 'read' as const, sentinel_mocks: 'none' as const,
+    workspace_locking: false, run_tasks: false
+  }
+
+  const rejects = async (t: Test, what: string, write: () => Promise<unknown>, code: string) => {
+    await t.rejects(write(), { code }, what)
+  }
+  type Test = typeof t
+
+  t.test('CHECK constraints reject every value outside its enum', async (t) => {
+    await rejects(t, 'access', () => db.insertInto('team_workspaces').values({ ...row, access: 'owner' as any }).execute(), '23514')
+    await rejects(t, 'runs', () => db.insertInto('team_workspaces').values({ ...row, runs: 'destroy' as any }).execute(), '23514')
+    await rejects(t, 'variables', () => db.insertInto('team_workspaces').values({ ...row, variables: 'all' as any }).execute(), '23514')
+    await rejects(t, 'state_versions', () => db.insertInto('team_workspaces').values({ ...row, state_versions: 'outputs' as any }).execute(), '23514')
+    await rejects(t, 'sentinel_mocks', () => db.insertInto('team_workspaces').values({ ...row, sentinel_mocks: 'write' as any }).execute(), '23514')
+    await rejects(t, 'visibility', () => db.insertInto('teams').values({ id: 'team-x', organization_id: 'org-a', name: 'x', visibility: 'public' as any }).execute(), '23514')
+    await rejects(t, 'token kind', () => db.insertInto('tokens').values({ id: 'at-x', kind: 'robot' as any, organization_id: 'org-a', team_id: null, user_id: null, digest: 'a'.repeat(64), expires_at: null }).execute(), '23514')
+    await rejects(t, 'token subject must match its kind', () => db.insertInto('tokens').values({ id: 'at-x', kind: 'team', organization_id: 'org-a', team_id: null, user_id: null, digest: 'a'.repeat(64), expires_at: null }).execute(), '23514')
+    await rejects(t, 'a digest, never a secret', () => db.insertInto('tokens').values({ id: 'at-x', kind: 'organization', organization_id: 'org-a', team_id: null, user_id: null, digest: 'my-secret', expires_at: null }).execute(), '23514')
+  })
+
+  t.test('one row per team and workspace; team and workspace of the same organization', async (t) => {
+    await db.insertInto('team_workspaces').values(row).execute()
+    await rejects(t, 'duplicate pair', () => db.insertInto('team_workspaces').values({ ...row, id: 'tws-2' }).execute(), '23505')
+    await rejects(t, 'team of another organization', () => db.insertInto('team_workspaces').values({ ...row, id: 'tws-3', team_id: 'team-b' }).execute(), '23503')
+    await rejects(t, 'workspace of another organization', () => db.insertInto('team_workspaces').values({ ...row, id: 'tws-4', workspace_id: 'ws-b' }).execute(), '23503')
+    await rejects(t, 'a second owners team', async () => {
+      await db.insertInto('teams').values({ id: 'team-o1', organization_id: 'org-a', name: 'o1', is_owners: true }).execute()
+      await db.insertInto('teams').values({ id: 'team-o2', organization_id: 'org-a', name: 'o2', is_owners: true }).execute()
+    }, '23505')
+  })
+
+  t.test('deleting a team or workspace removes its access rows', async (t) => {
+    await db.deleteFrom('teams').where('id', '=', 'team-a').execute()
+    const left = await db.selectFrom('team_workspaces').select('id').execute()
+    t.same(left, [])
+  })
+
+  t.test('listing by workspace has its index', async (t) => {
+    const { rows } = await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = 'team_workspaces'`.execute(db)
+    t.ok(rows.some((r) => r.indexname === 'team_workspaces_workspace_idx'))
+  })
+})

@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto'
+import type { Test } from 'tap'
+import pg from 'pg'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../src/app.js'
+import type { Config } from '../src/config.js'
+import { connect, type Connection, type DatabaseLocation } from '../src/db/connect.js'
+import { migrate } from '../src/db/migrate.js'
+import { applySeed } from '../src/db/seed.js'
+
+/** Tests run on PGlite by default and on the PostgreSQL server of DATABASE_URL when it is set. */
+export const ENGINE: 'postgres' | 'pglite' = process.env.DATABASE_URL ? 'postgres' : 'pglite'
+
+/**
+ * A database of this test file's own: a fresh PGlite in memory, or a new database on the server
+ * (dropped when the test ends), so files that run in parallel never share rows.
+ */
+export async function freshLocation (t: Test): Promise<DatabaseLocation> {
+  const url = process.env.DATABASE_URL
+  if (!url) return { dataDir: 'memory://' }
+  const name = `team_access_test_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`create database ${name}`)
+  await admin.end()
+  t.teardown(async () => {
+    const c = new pg.Client({ connectionString: url })
+    await c.connect()
+    await c.query(`drop database if exists ${name} with (force)`)
+    await c.end()
+  })
+  const target = new URL(url)
+  target.pathname = `/${name}`
+  return { url: target.toString() }
+}
+
+/** A migrated database of the test's own, closed when the test ends. */
+export async function freshDatabase (t: Test): Promise<Connection> {
+  const connection = await connect(await freshLocation(t))
+  t.teardown(() => connection.close())
+  await migrate(connection.db)
+  return connection
+}
+
+export function testConfig (database: DatabaseLocation, overrides: Partial<Config> = {}): Config {
+  return { port: 0, host: '127.0.0.1', database, logLevel: 'silent', rateLimit: 0, demo: false, ...overrides }
+}
+
+/** The standalone app on a fresh database, optionally seeded, closed when the test ends. */
+export async function build (t: Test, options: { seed?: unknown, config?: Partial<Config> } = {}): Promise<FastifyInstance> {
+  const app = await buildApp(testConfig(await freshLocation(t), options.config), { logger: false })
+  // registered after freshLocation's teardown, so it runs first: close, then drop
+  t.teardown(() => app.close())
+  if (options.seed !== undefined) await applySeed(app.db, options.seed)
+  return app
+}
+
+/** Every row of every table, sorted, for "nothing changed" assertions. */
+export async function snapshot (db: Connection['db']): Promise<Record<string, unknown[]>> {
+  const tables = ['organizations', 'users', 'teams', 'team_memberships', 'workspaces', 'tokens', 'team_workspaces'] as const
+  const out: Record<string, unknown[]> = {}
+  for (const table of tables) {
+    const rows = await db.selectFrom(table).selectAll().execute()
+    out[table] = rows.map((r) => JSON.stringify(r)).sort()
+  }
+  return out
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
