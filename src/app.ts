@@ -33,7 +33,10 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     bodyLimit: 1024 * 1024,
     // a slow or silent client must not hold a connection forever
     connectionTimeout: 30_000,
-    requestTimeout: 30_000
+    requestTimeout: 30_000,
+    // ids longer than this are answered by the router itself: in our error format, too
+    maxParamLength: 512,
+    frameworkErrors: (error, request, reply) => errorHandler(error, request, reply)
   })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)

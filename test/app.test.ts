@@ -52,16 +52,21 @@ t.test(`the standalone app on ${ENGINE}`, async (t) => {
       const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
       count++
       if (res.statusCode >= 500) t.fail(`${method} ${url} ${type} ${JSON.stringify(payload)} → ${res.statusCode} ${res.body}`)
+      if (method !== 'HEAD' && res.statusCode >= 400 && !Array.isArray(res.json().errors)) t.fail(`${method} ${url}: not a JSON:API error document: ${res.body}`)
     }
     t.pass(`${count} requests, none answered 5xx`)
   })
 
-  t.test('/readyz answers a 503 document when the database is gone', async (t) => {
+  t.test('a database that is gone: 503 documents from /readyz and the API, /healthz still 200', async (t) => {
     const broken = await build(t)
     await broken.db.destroy()
-    const res = await broken.inject('/readyz')
-    t.equal(res.statusCode, 503)
-    t.same(res.json(), { errors: [{ status: '503', title: 'service unavailable', detail: 'The database is unavailable; try again shortly.' }] })
+    const unavailable = { errors: [{ status: '503', title: 'service unavailable', detail: 'The database is unavailable; try again shortly.' }] }
+    for (const url of ['/readyz', '/api/v2/team-workspaces/tws-1', '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-1']) {
+      const res = await broken.inject({ url, headers: bearer('some-token-123') })
+      t.equal(res.statusCode, 503, url)
+      t.same(res.json(), unavailable, url)
+    }
+    t.equal((await broken.inject('/healthz')).statusCode, 200)
   })
 })
 

@@ -69,6 +69,10 @@ export function toErrorObjects (error: FastifyError | Error): { status: number, 
       return simple(413, 'payload too large', 'The request body is larger than this service accepts.')
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return simple(400, 'bad request', 'The request body is not valid JSON.')
+    case 'FST_ERR_BAD_URL':
+      return simple(400, 'bad request', 'The URL is not valid.')
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return simple(414, 'uri too long', 'A path parameter is longer than this service accepts.')
   }
   if (isDatabaseUnavailable(error)) {
     return simple(503, 'service unavailable', 'The database is unavailable; try again shortly.')

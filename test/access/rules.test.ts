@@ -1,0 +1,51 @@
+import t from 'tap'
+import { effectiveAccess, higher, isMember, mayModify, maySee, type AccessRow, type Grant } from '../../src/access/rules.js'
+
+const ORG = 'org-a'
+const team = (teamId: string, extra: Partial<Grant> = {}): Grant =>
+  ({ organizationId: ORG, teamId, isOwner: false, manageWorkspaces: false, readWorkspaces: false, ...extra })
+const orgToken: Grant = { organizationId: ORG, teamId: null, isOwner: true, manageWorkspaces: false, readWorkspaces: false }
+const row = (teamId: string, access: AccessRow['access'], visibility: AccessRow['visibility'] = 'secret'): AccessRow => ({ teamId, access, visibility })
+
+t.test('levels: read < plan < write < admin, and custom is never admin', async (t) => {
+  t.equal(higher('read', 'plan'), 'plan')
+  t.equal(higher('admin', 'write'), 'admin')
+  t.equal(higher('custom', 'read'), 'read', 'any fixed level outranks custom')
+  t.equal(higher(null, 'custom'), 'custom')
+  t.equal(higher('plan', null), 'plan')
+})
+
+t.test('effective access is the highest of every source', async (t) => {
+  t.equal(effectiveAccess([orgToken], ORG, []), 'admin', 'an owner (organization token)')
+  t.equal(effectiveAccess([team('owners', { isOwner: true })], ORG, []), 'admin', 'an owner (owners team)')
+  t.equal(effectiveAccess([team('ops', { manageWorkspaces: true })], ORG, [row('ops', 'read')]), 'admin',
+    'manage-workspaces wins over a read row (the seed spec’s example)')
+  t.equal(effectiveAccess([team('r', { readWorkspaces: true })], ORG, []), 'read', 'read-workspaces')
+  t.equal(effectiveAccess([team('r', { readWorkspaces: true })], ORG, [row('r', 'write')]), 'write', 'a row above read-workspaces')
+  t.equal(effectiveAccess([team('a'), team('b')], ORG, [row('a', 'plan'), row('b', 'write'), row('c', 'admin')]), 'write',
+    'the highest of the caller’s own teams’ rows, not other teams’')
+  t.equal(effectiveAccess([team('a')], ORG, [row('a', 'custom')]), 'custom')
+  t.equal(effectiveAccess([team('a')], ORG, []), null, 'a member with no grant here')
+  t.equal(effectiveAccess([{ ...orgToken, organizationId: 'org-b' }], ORG, []), null, 'ownership elsewhere counts for nothing')
+})
+
+t.test('who may modify: owners and workspace admins only', async (t) => {
+  t.ok(mayModify([orgToken], ORG, []))
+  t.ok(mayModify([team('x')], ORG, [row('x', 'admin')]), 'a team row with admin')
+  t.ok(mayModify([team('x', { manageWorkspaces: true })], ORG, []))
+  t.notOk(mayModify([team('x')], ORG, [row('x', 'write')]))
+  t.notOk(mayModify([team('x')], ORG, [row('x', 'custom')]), 'custom is never admin')
+  t.notOk(mayModify([team('x', { readWorkspaces: true })], ORG, []))
+})
+
+t.test('who sees which row', async (t) => {
+  const rows = [row('red', 'read', 'secret'), row('blue', 'write', 'organization'), row('boss', 'admin', 'secret')]
+  const sees = (grants: Grant[]) => rows.filter((r) => maySee(grants, ORG, rows, r)).map((r) => r.teamId)
+  t.same(sees([orgToken]), ['red', 'blue', 'boss'], 'owners see every row, secret teams included')
+  t.same(sees([team('boss')]), ['red', 'blue', 'boss'], 'a workspace admin sees every row')
+  t.same(sees([team('red')]), ['red', 'blue'], 'a member sees visible teams and their own secret team')
+  t.same(sees([team('green')]), ['blue'], 'a member of another secret team sees only visible teams')
+  t.same(sees([{ ...team('red'), organizationId: 'org-b' }]), [], 'nothing outside one’s organizations')
+  t.ok(isMember([team('green')], ORG))
+  t.notOk(isMember([], ORG))
+})

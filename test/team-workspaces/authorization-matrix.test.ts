@@ -1,0 +1,112 @@
+import t, { type Test } from 'tap'
+import { build, snapshot, ENGINE } from '../helper.js'
+import { TOKENS, world } from '../fixtures/world.js'
+import { addBody, client, NOT_FOUND } from './client.js'
+
+/**
+ * DESIGN §3, cell by cell: every kind of caller × every operation. Allowed writes are undone
+ * after each cell; denied calls must leave every table as it was, and their 404 must be
+ * byte-identical to the 404 of an id that does not exist.
+ */
+const ALL = ['tws-admins-prod', 'tws-writers-prod', 'tws-red-prod']
+const VISIBLE = ['tws-writers-prod'] // the only organization-visible team with a row on ws-prod
+
+type Expect = { list: string[] | 404 | 401, showVisible: 200 | 404 | 401, showSecret: 200 | 404 | 401, write: boolean | 401 }
+const owner: Expect = { list: ALL, showVisible: 200, showSecret: 200, write: true }
+const member = (secret: boolean): Expect => ({ list: secret ? ['tws-writers-prod', 'tws-red-prod'] : VISIBLE, showVisible: 200, showSecret: secret ? 200 : 404, write: false })
+const stranger: Expect = { list: 404, showVisible: 404, showSecret: 404, write: false }
+
+const MATRIX: Array<[string, string | null, Expect]> = [
+  ['organization token', TOKENS.organization, owner],
+  ['owners-team token', TOKENS.ownersTeam, owner],
+  ['owner user', TOKENS.owner, owner],
+  ['workspace admin through team access', TOKENS.workspaceAdmin, owner],
+  ['member of a manage-workspaces team', TOKENS.manager, owner],
+  ['writer', TOKENS.writer, member(false)],
+  ['member of a read-workspaces team', TOKENS.reader, member(false)],
+  ['member of the secret team on the workspace', TOKENS.secretMember, member(true)],
+  ['member of another secret team', TOKENS.otherSecretMember, member(false)],
+  ['non-owner team token', TOKENS.nonOwnerTeam, member(false)],
+  ['user of another organization', TOKENS.otherOrganization, stranger],
+  ['user in no team', TOKENS.noTeam, stranger],
+  ['no token', null, { list: 401, showVisible: 401, showSecret: 401, write: 401 }]
+]
+
+t.test(`authorization matrix on ${ENGINE}`, async (t) => {
+  const app = await build(t, { seed: world })
+  const api = client(t, app)
+  const missing = await api.show('tws-does-not-exist', { token: TOKENS.organization })
+  t.equal(missing.statusCode, 404)
+  t.same(missing.json(), NOT_FOUND)
+
+  /** A denial must look exactly like a missing id, byte for byte, and change nothing. */
+  const denied = async (t: Test, res: { statusCode: number, body: string, headers: Record<string, unknown> }, before: unknown, status: 404 | 401) => {
+    t.equal(res.statusCode, status)
+    if (status === 404) {
+      t.equal(res.body, missing.body, 'byte-identical to the 404 of a missing id')
+      t.equal(res.headers['content-type'], missing.headers['content-type'])
+    }
+    t.same(await snapshot(app.db), before, 'nothing changed')
+  }
+
+  for (const [name, token, expect] of MATRIX) {
+    t.test(name, async (t) => {
+      const call = { token }
+
+      t.test('list ws-prod', async (t) => {
+        const res = await api.list('ws-prod', call)
+        if (typeof expect.list === 'number') return t.equal(res.statusCode, expect.list)
+        t.equal(res.statusCode, 200)
+        t.same(res.json().data.map((r: { id: string }) => r.id).sort(), [...expect.list].sort())
+      })
+
+      t.test('show a visible row', async (t) => {
+        const res = await api.show('tws-writers-prod', call)
+        t.equal(res.statusCode, expect.showVisible)
+        if (expect.showVisible === 200) t.equal(res.json().data.id, 'tws-writers-prod')
+        else if (expect.showVisible === 404) t.equal(res.body, missing.body)
+      })
+
+      t.test('show a secret row', async (t) => {
+        const res = await api.show('tws-red-prod', call)
+        t.equal(res.statusCode, expect.showSecret)
+        if (expect.showSecret === 200) t.equal(res.json().data.id, 'tws-red-prod')
+        else if (expect.showSecret === 404) t.equal(res.body, missing.body)
+      })
+
+      t.test('add', async (t) => {
+        const before = await snapshot(app.db)
+        const res = await api.add(addBody('team-green', 'ws-prod', { access: 'read' }), call)
+        if (expect.write !== true) return await denied(t, res, before, expect.write === 401 ? 401 : 404)
+        t.equal(res.statusCode, 200)
+        const id = res.json().data.id
+        t.ok(await app.db.selectFrom('team_workspaces').select('id').where('id', '=', id).executeTakeFirst(), 'the row exists')
+        await app.db.deleteFrom('team_workspaces').where('id', '=', id).execute()
+      })
+
+      t.test('update', async (t) => {
+        const before = await snapshot(app.db)
+        const res = await api.update('tws-red-prod', { data: { attributes: { access: 'plan' } } }, call)
+        if (expect.write !== true) return await denied(t, res, before, expect.write === 401 ? 401 : 404)
+        t.equal(res.statusCode, 200)
+        const row = await app.db.selectFrom('team_workspaces').selectAll().where('id', '=', 'tws-red-prod').executeTakeFirstOrThrow()
+        t.equal(row.access, 'plan', 'the row changed')
+        await app.db.updateTable('team_workspaces').set({ access: 'custom', runs: 'plan', variables: 'none', state_versions: 'none', sentinel_mocks: 'none', workspace_locking: true, run_tasks: false })
+          .where('id', '=', 'tws-red-prod').execute()
+        t.same(await snapshot(app.db), before, 'restored')
+      })
+
+      t.test('remove', async (t) => {
+        const before = await snapshot(app.db)
+        const row = await app.db.selectFrom('team_workspaces').selectAll().where('id', '=', 'tws-red-prod').executeTakeFirstOrThrow()
+        const res = await api.remove('tws-red-prod', call)
+        if (expect.write !== true) return await denied(t, res, before, expect.write === 401 ? 401 : 404)
+        t.equal(res.statusCode, 204)
+        t.equal(res.body, '')
+        t.notOk(await app.db.selectFrom('team_workspaces').select('id').where('id', '=', 'tws-red-prod').executeTakeFirst(), 'the row is gone')
+        await app.db.insertInto('team_workspaces').values(row).execute()
+        t.same(await snapshot(app.db), before, 'restored')
+      })
+    })
+  }
+})
