@@ -22,6 +22,16 @@ export const RunTasks = Type.Boolean({ description: 'Whether the team may manage
 export const Visibility = StringEnum(['secret', 'organization'],
   { description: "'secret' teams are visible only to their members and to owners; 'organization' teams to every member." })
 
+/** The permission attributes as request members: each optional, editable only under `custom`. */
+export const OptionalPermissions = {
+  runs: Type.Optional(Runs),
+  variables: Type.Optional(Variables),
+  'state-versions': Type.Optional(StateVersions),
+  'sentinel-mocks': Type.Optional(SentinelMocks),
+  'workspace-locking': Type.Optional(WorkspaceLocking),
+  'run-tasks': Type.Optional(RunTasks)
+}
+
 export type Access = Static<typeof Access>
 export type Runs = Static<typeof Runs>
 export type Variables = Static<typeof Variables>

@@ -1,7 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import {
-  Access, idOf, Runs, RunTasks, SentinelMocks, StateVersions, UrlSafeName, Variables, Visibility, WorkspaceLocking
-} from './common.js'
+import { Access, idOf, OptionalPermissions, UrlSafeName, Visibility } from './common.js'
 
 // DESIGN §6: the seed file, also the way a host syncs its directory in. Keys are kebab-case like the API.
 
@@ -48,12 +46,7 @@ export const SeedTeamAccess = Type.Object({
   team: Type.String({ minLength: 1, description: 'Name of a team of this organization.' }),
   workspace: Type.String({ minLength: 1, description: 'Name of a workspace of this organization.' }),
   access: Access,
-  runs: Type.Optional(Runs),
-  variables: Type.Optional(Variables),
-  'state-versions': Type.Optional(StateVersions),
-  'sentinel-mocks': Type.Optional(SentinelMocks),
-  'workspace-locking': Type.Optional(WorkspaceLocking),
-  'run-tasks': Type.Optional(RunTasks)
+  ...OptionalPermissions
 }, strict)
 
 export const SeedOrganization = Type.Object({

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { Access, Runs, RunTasks, SentinelMocks, StateVersions, StringEnum, Variables, WorkspaceLocking } from './common.js'
+import { Access, OptionalPermissions, Runs, RunTasks, SentinelMocks, StateVersions, StringEnum, Variables, WorkspaceLocking } from './common.js'
 import { ErrorDocument, PaginationLinks, PaginationMeta } from './jsonapi.js'
 
 // The team-workspaces resource and its requests (DESIGN §4).
@@ -48,15 +48,6 @@ export const TeamWorkspaceListDocument = Type.Object({
   links: Type.Optional(PaginationLinks)
 }, { description: 'The visible team access of a workspace; `meta` and `links` only when paginated.' })
 
-const permissionAttributes = {
-  runs: Type.Optional(Runs),
-  variables: Type.Optional(Variables),
-  'state-versions': Type.Optional(StateVersions),
-  'sentinel-mocks': Type.Optional(SentinelMocks),
-  'workspace-locking': Type.Optional(WorkspaceLocking),
-  'run-tasks': Type.Optional(RunTasks)
-}
-
 const relationship = (type: string, description: string) => Type.Object({
   data: Type.Object({ type: StringEnum([type]), id: RequestId }, strict),
   links: Type.Optional(Type.Object({}, { additionalProperties: true })),
@@ -66,7 +57,7 @@ const relationship = (type: string, description: string) => Type.Object({
 export const AddTeamWorkspaceBody = Type.Object({
   data: Type.Object({
     type: StringEnum(['team-workspaces']),
-    attributes: Type.Object({ access: Access, ...permissionAttributes }, strict),
+    attributes: Type.Object({ access: Access, ...OptionalPermissions }, strict),
     relationships: Type.Object({
       team: relationship('teams', 'The team that receives the access.'),
       workspace: relationship('workspaces', 'The workspace the access is on.')
@@ -80,7 +71,7 @@ export const UpdateTeamWorkspaceBody = Type.Object({
   data: Type.Object({
     type: Type.Optional(StringEnum(['team-workspaces'])),
     id: Type.Optional(Type.String({ description: 'When present, the id in the path.' })),
-    attributes: Type.Object({ access: Type.Optional(Access), ...permissionAttributes }, strict),
+    attributes: Type.Object({ access: Type.Optional(Access), ...OptionalPermissions }, strict),
     meta: Meta
   }, strict),
   meta: Meta
