@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import { connect, type DatabaseLocation } from './db/connect.js'
 import type { Database } from './db/database.js'
@@ -7,8 +8,13 @@ import { authenticationHook, bearerAuthenticate, type Authenticate } from './aut
 import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler } from './jsonapi/errors.js'
 import { createAjv } from './validation.js'
 import teamWorkspaceRoutes from './team-workspaces/team-workspaces-routes.js'
+import { TeamWorkspacesRepository } from './team-workspaces/team-workspaces-repository.js'
+import { combineAccess, type EffectiveAccess } from './access/rules.js'
+import type { Caller } from './auth/caller.js'
 
 export interface TeamAccessOptions {
+  /** Where the API is mounted (Fastify's own option); links in documents follow it. */
+  prefix?: string
   /** A Kysely instance the host owns, or where to connect: `{ url }` (PostgreSQL) or `{ dataDir }` (PGlite). */
   database: Kysely<Database> | DatabaseLocation
   /** Replaces the bearer-token lookup; return null to answer 401. */
@@ -19,14 +25,43 @@ export interface TeamAccessOptions {
   bodyLimit?: number
 }
 
+/** What the plugin adds to the host: the question it asks on every request of its own. */
+export interface TeamAccessDecorator {
+  /**
+   * The caller's effective access on a workspace (one query): the highest level it holds and the
+   * attribute-wise strongest permissions across every grant. `{ access: null, permissions: null }`
+   * when it holds none, or the workspace does not exist.
+   */
+  effectiveAccess: (query: { caller: Caller, workspaceId: string }) => Promise<EffectiveAccess>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    teamAccess: TeamAccessDecorator
+  }
+}
+
 /**
- * The embeddable plugin: JSON:API content types, validation, errors, authentication and the
- * team-access routes, all encapsulated so that the host's own routes are untouched.
+ * The embeddable plugin. The host sees one decorator, `teamAccess`; everything else — content
+ * types, validation, error documents, authentication, the routes — lives in an encapsulated
+ * child under `prefix`, so the host's own routes are untouched.
  */
-const teamAccess: FastifyPluginAsync<TeamAccessOptions> = async (app, options) => {
+const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
   const db = await openDatabase(app, options.database)
   if (options.migrate ?? true) await applyMigrations(db)
+  const repository = new TeamWorkspacesRepository(db)
+  app.decorate('teamAccess', {
+    effectiveAccess: async ({ caller, workspaceId }) => {
+      const grants = await repository.grantsOn(caller, workspaceId)
+      return combineAccess(grants, grants.rows)
+    }
+  } satisfies TeamAccessDecorator)
+  await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', database: db })
+}, { name: 'team-access', fastify: '5.x' })
 
+/** The API itself, encapsulated. */
+const teamAccessApi: FastifyPluginAsync<TeamAccessOptions & { database: Kysely<Database> }> = async (app, options) => {
+  const db = options.database
   jsonApiPlumbing(app, options.bodyLimit ?? 64 * 1024)
 
   // go-tfe calls this on start to learn the API version; it needs no token.

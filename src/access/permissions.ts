@@ -107,6 +107,19 @@ export function updateChanges (access: Access | undefined, requested: Partial<Pe
   return { permissions: given, currentAccessIn: ACCESS_LEVELS.filter((level) => customOnlyViolations(level, given).length === 0) }
 }
 
+/**
+ * The attribute-wise strongest of several permission sets (each attribute compared in its own
+ * order, weakest first); null when there are none.
+ */
+export function strongestPermissions (sets: readonly Permissions[]): Permissions | null {
+  if (sets.length === 0) return null
+  const strongest = (name: PermissionName) => {
+    const order = PERMISSION_VALUES[name] as readonly unknown[]
+    return sets.map((set) => set[name]).reduce((a, b) => (order.indexOf(b) > order.indexOf(a) ? b : a))
+  }
+  return Object.fromEntries(PERMISSION_NAMES.map((name) => [name, strongest(name)])) as unknown as Permissions
+}
+
 function defined (requested: Partial<Permissions>): Partial<Permissions> {
   return Object.fromEntries(Object.entries(requested).filter(([, v]) => v !== undefined)) as Partial<Permissions>
 }

@@ -1,4 +1,5 @@
 import type { Access, Visibility } from '../../schemas/common.js'
+import { IMPLICIT_PERMISSIONS, strongestPermissions, type Permissions } from './permissions.js'
 
 /**
  * Who may see and change team access (DESIGN §3), as pure functions over what a caller acts as.
@@ -64,4 +65,32 @@ export function maySee (grants: readonly Grant[], organizationId: string, rows: 
   if (row.visibility === 'organization') return true
   if (grants.some((g) => g.teamId === row.teamId)) return true
   return mayModify(grants, organizationId, rows)
+}
+
+/** One grant a caller holds on a workspace, from whichever source. */
+export interface AccessSource {
+  access: Access
+  permissions: Permissions
+}
+
+/** What the caller may do on a workspace: the highest level it holds and the strongest of every permission. */
+export interface EffectiveAccess {
+  /** The highest fixed level, else `custom` when only custom rows grant anything, else null. */
+  access: Access | null
+  /** Attribute-wise the strongest permissions across every grant; null without any grant. */
+  permissions: Permissions | null
+}
+
+/**
+ * Combines the grants on one workspace: ownership and manage-workspaces count as admin,
+ * read-workspaces as read, and each team row as its level with its own permissions.
+ */
+export function combineAccess (organization: { admin: boolean, read: boolean }, rows: readonly AccessSource[]): EffectiveAccess {
+  const sources: AccessSource[] = [...rows]
+  if (organization.admin) sources.push({ access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
+  if (organization.read) sources.push({ access: 'read', permissions: IMPLICIT_PERMISSIONS.read })
+  return {
+    access: sources.reduce<Access | null>((best, s) => higher(best, s.access), null),
+    permissions: strongestPermissions(sources.map((s) => s.permissions))
+  }
 }

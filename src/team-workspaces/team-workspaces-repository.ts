@@ -5,6 +5,8 @@ import { newId } from '../db/ids.js'
 import { callerGrants } from '../auth/caller-grants.js'
 import type { Caller } from '../auth/caller.js'
 import type { Permissions, UpdateChanges } from '../access/permissions.js'
+import type { AccessSource } from '../access/rules.js'
+import { permissionsOf } from './serialize.js'
 
 /**
  * Team-workspace rows, read and written with the caller's visibility and permission applied in
@@ -61,6 +63,28 @@ export class TeamWorkspacesRepository {
 
   private withGrants (caller: Caller) {
     return this.db.with('grants', (qc) => callerGrants(qc, caller))
+  }
+
+  /**
+   * Everything that grants the caller access to a workspace, in one statement: organization-level
+   * admin (owner or manage-workspaces) and read, and the permissions of each of its teams' rows there.
+   */
+  async grantsOn (caller: Caller, workspaceId: string): Promise<{ admin: boolean, read: boolean, rows: AccessSource[] }> {
+    const result = await this.withGrants(caller)
+      .selectFrom('workspaces as w')
+      .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(actsThrough('tw.team_id')))
+      .where('w.id', '=', workspaceId)
+      .select([
+        sql<boolean>`exists (select 1 from grants g where g.organization_id = w.organization_id and (g.is_owner or g.manage_workspaces))`.as('admin'),
+        sql<boolean>`exists (select 1 from grants g where g.organization_id = w.organization_id and g.read_workspaces)`.as('read'),
+        'tw.access', 'tw.runs', 'tw.variables', 'tw.state_versions', 'tw.sentinel_mocks', 'tw.workspace_locking', 'tw.run_tasks'
+      ])
+      .execute()
+    const rows = result.filter((r) => r.access !== null).map((r) => ({
+      access: r.access!,
+      permissions: permissionsOf(r as Parameters<typeof permissionsOf>[0])
+    }))
+    return { admin: result[0]?.admin === true, read: result[0]?.read === true, rows }
   }
 
   /** One row, if the caller may see it. */

@@ -1,0 +1,74 @@
+/**
+ * Embedding team-access in your own Fastify app: your routes, your authentication, your
+ * database handle; the team-access API mounted under a prefix of your choosing, and
+ * `app.teamAccess.effectiveAccess` answering "may this caller do X here?" for your own routes.
+ *
+ *   npm run build && node dist/examples/embed.js      # serves on 127.0.0.1:3001, PGlite in memory
+ */
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify'
+import teamAccess, { applySeed, connect, migrate, type Caller, type Database } from 'team-access'
+import type { Kysely } from 'kysely'
+
+/** Your own authentication: here, a trusted header set by your gateway. Return null for 401. */
+async function authenticate (request: FastifyRequest): Promise<Caller | null> {
+  const user = request.headers['x-user-id']
+  return typeof user === 'string' && user.startsWith('user-') ? { kind: 'user', userId: user } : null
+}
+
+export async function buildHost (db: Kysely<Database>, options: { withTeamAccess?: boolean } = {}): Promise<FastifyInstance> {
+  const app = Fastify()
+
+  // your error format, for your routes
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    void reply.status(error.statusCode ?? 500).send({ ok: false, message: error.message })
+  })
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send({ ok: false, message: `no route ${request.method} ${request.url}` })
+  })
+
+  app.get('/hello', async () => ({ ok: true }))
+  app.post('/echo', {
+    schema: { body: { type: 'object', required: ['say'], properties: { say: { type: 'string' } } } }
+  }, async (request) => ({ ok: true, said: (request.body as { say: string }).say }))
+
+  if (options.withTeamAccess ?? true) {
+    // migrations are yours to run here, since the database handle is yours
+    await app.register(teamAccess, { prefix: '/tfe/api/v2', database: db, authenticate, migrate: false })
+
+    // your route, guarded by team access: may this user apply runs on this workspace?
+    app.post('/workspaces/:id/apply', async (request, reply) => {
+      const caller = await authenticate(request)
+      if (caller === null) return await reply.status(401).send({ ok: false, message: 'who are you?' })
+      const { id } = request.params as { id: string }
+      const { access, permissions } = await app.teamAccess.effectiveAccess({ caller, workspaceId: id })
+      if (permissions?.runs !== 'apply') return await reply.status(403).send({ ok: false, message: 'no apply here', access })
+      return { ok: true, access }
+    })
+  }
+  return app
+}
+
+/** The directory your app keeps in sync with team-access, in the seed format. */
+export const directory = {
+  users: [{ id: 'user-ann', username: 'ann' }, { id: 'user-ben', username: 'ben' }],
+  organizations: [{
+    id: 'org-shop',
+    name: 'shop',
+    teams: [
+      { id: 'team-platform', name: 'platform', owners: true, members: ['ann'] },
+      { id: 'team-web', name: 'web', visibility: 'organization', members: ['ben'] }
+    ],
+    workspaces: [{ id: 'ws-web-prod', name: 'web-prod' }],
+    'team-access': [{ team: 'web', workspace: 'web-prod', access: 'plan' }]
+  }]
+}
+
+// run directly: a host on an in-memory PGlite
+if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/.*\//, '/'))) {
+  const { db } = await connect({ dataDir: 'memory://' })
+  await migrate(db)
+  await applySeed(db, directory)
+  const app = await buildHost(db)
+  await app.listen({ port: 3001 })
+  console.log('try: curl -H "x-user-id: user-ann" "http://127.0.0.1:3001/tfe/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-web-prod"')
+}

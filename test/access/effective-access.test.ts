@@ -1,0 +1,83 @@
+import t from 'tap'
+import { build, ENGINE } from '../helper.js'
+import { IMPLICIT_PERMISSIONS, strongestPermissions } from '../../src/access/permissions.js'
+import type { Caller } from '../../src/auth/caller.js'
+
+const users = ['owner', 'manager', 'reader', 'planner', 'customer', 'mixed', 'reader-custom', 'nobody', 'outsider']
+const seed = {
+  users: users.map((u) => ({ id: `user-${u}`, username: u })),
+  organizations: [
+    {
+      id: 'org-acme', name: 'acme', tokens: ['acme-org-token'],
+      teams: [
+        { id: 'team-owners', name: 'owners', owners: true, members: ['owner'] },
+        { id: 'team-managers', name: 'managers', 'organization-access': { 'manage-workspaces': true }, members: ['manager'] },
+        { id: 'team-readers', name: 'readers', 'organization-access': { 'read-workspaces': true }, members: ['reader', 'reader-custom'] },
+        { id: 'team-planners', name: 'planners', members: ['planner', 'mixed'] },
+        { id: 'team-custom', name: 'custom', members: ['customer', 'mixed', 'reader-custom'] },
+        { id: 'team-empty', name: 'empty', members: ['nobody'] }
+      ],
+      workspaces: [{ id: 'ws-app', name: 'app' }, { id: 'ws-other', name: 'other' }],
+      'team-access': [
+        { team: 'planners', workspace: 'app', access: 'plan' },
+        { team: 'custom', workspace: 'app', access: 'custom', runs: 'apply', 'sentinel-mocks': 'read', 'run-tasks': true },
+        { team: 'custom', workspace: 'other', access: 'admin' }
+      ]
+    },
+    { id: 'org-other', name: 'other', teams: [{ name: 'all', members: ['outsider'] }], workspaces: [{ id: 'ws-elsewhere', name: 'elsewhere' }] }
+  ]
+}
+const user = (name: string): Caller => ({ kind: 'user', userId: `user-${name}` })
+const CUSTOM = { runs: 'apply', variables: 'none', 'state-versions': 'none', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': true } as const
+
+t.test(`effectiveAccess on ${ENGINE}`, async (t) => {
+  const app = await build(t, { seed })
+  const on = (caller: Caller, workspaceId = 'ws-app') => app.teamAccess.effectiveAccess({ caller, workspaceId })
+
+  t.test('owners: admin, through the owners team or the organization token', async (t) => {
+    t.same(await on(user('owner')), { access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
+    t.same(await on({ kind: 'organization', organizationId: 'org-acme' }), { access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
+    t.same(await on({ kind: 'team', teamId: 'team-owners' }), { access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
+  })
+  t.test('manage-workspaces: admin on every workspace', async (t) => {
+    t.same(await on(user('manager')), { access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
+    t.same(await on(user('manager'), 'ws-other'), { access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
+  })
+  t.test('read-workspaces: read on every workspace', async (t) => {
+    t.same(await on(user('reader')), { access: 'read', permissions: IMPLICIT_PERMISSIONS.read })
+  })
+  t.test('a team row: its level and its permissions', async (t) => {
+    t.same(await on(user('planner')), { access: 'plan', permissions: IMPLICIT_PERMISSIONS.plan })
+    t.same(await on(user('customer')), { access: 'custom', permissions: CUSTOM }, 'only custom: the level is custom')
+  })
+  t.test('strongest wins, attribute by attribute, across custom rows and fixed levels', async (t) => {
+    t.same(await on(user('mixed')), {
+      access: 'plan',
+      permissions: { runs: 'apply', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': true }
+    }, 'plan row + custom row')
+    t.same(await on(user('reader-custom')), {
+      access: 'read',
+      permissions: { runs: 'apply', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': true }
+    }, 'read-workspaces + custom row')
+    t.same(await on(user('mixed'), 'ws-other'), { access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin }, 'an admin row elsewhere')
+  })
+  t.test('a team token counts only its own team', async (t) => {
+    t.same(await on({ kind: 'team', teamId: 'team-planners' }), { access: 'plan', permissions: IMPLICIT_PERMISSIONS.plan })
+  })
+  t.test('no grant, another organization, an unknown workspace: nothing', async (t) => {
+    const none = { access: null, permissions: null }
+    t.same(await on(user('nobody')), none)
+    t.same(await on(user('outsider')), none)
+    t.same(await on(user('owner'), 'ws-elsewhere'), none)
+    t.same(await on(user('owner'), 'ws-missing'), none)
+    t.same(await on(user('ghost')), none, 'a user id that does not exist')
+  })
+})
+
+t.test('strongestPermissions compares each attribute in its own order', async (t) => {
+  t.equal(strongestPermissions([]), null)
+  t.same(strongestPermissions([
+    { runs: 'plan', variables: 'none', 'state-versions': 'read-outputs', 'sentinel-mocks': 'none', 'workspace-locking': true, 'run-tasks': false },
+    { runs: 'read', variables: 'write', 'state-versions': 'none', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': false }
+  ]), { runs: 'plan', variables: 'write', 'state-versions': 'read-outputs', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': false })
+})

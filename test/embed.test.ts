@@ -1,0 +1,96 @@
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+// the package by its own name, as a host imports it (package.json "exports" → dist/)
+import { applySeed, connect, migrate } from 'team-access'
+import { buildHost, directory } from '../examples/embed.js'
+import { freshLocation, ENGINE } from './helper.js'
+import { validateAgainstReference } from './openapi.js'
+
+const API = '/tfe/api/v2/team-workspaces'
+const ann = { 'x-user-id': 'user-ann' } // owner
+const ben = { 'x-user-id': 'user-ben' } // member of web (plan on web-prod)
+
+t.test(`embedded in a host app (examples/embed.ts) on ${ENGINE}`, async (t) => {
+  const { db, close } = await connect(await freshLocation(t))
+  t.teardown(close)
+  await migrate(db)
+  await applySeed(db, directory)
+  const host = await buildHost(db)
+  t.teardown(() => host.close())
+
+  t.test('the five operations work under the host’s prefix, with the host’s authentication', async (t) => {
+    const list = await host.inject({ url: `${API}?filter%5Bworkspace%5D%5Bid%5D=ws-web-prod`, headers: ann })
+    t.equal(list.statusCode, 200)
+    t.ok(validateAgainstReference('list', list.json()).valid)
+    const [row] = list.json().data
+    t.equal(row.links.self, `${API}/${row.id}`, 'links follow the custom prefix')
+    t.equal(row.relationships.team.links.related, '/tfe/api/v2/teams/team-web')
+    t.equal(row.relationships.workspace.links.related, '/tfe/api/v2/organizations/shop/workspaces/web-prod')
+
+    const shown = await host.inject({ url: `${API}/${row.id}`, headers: ben })
+    t.equal(shown.statusCode, 200, 'a member sees the row of a visible team')
+    t.ok(validateAgainstReference('show', shown.json()).valid)
+
+    const added = await host.inject({
+      method: 'POST', url: API, headers: { ...ann, 'content-type': 'application/vnd.api+json' },
+      payload: { data: { type: 'team-workspaces', attributes: { access: 'read' }, relationships: { team: { data: { type: 'teams', id: 'team-platform' } }, workspace: { data: { type: 'workspaces', id: 'ws-web-prod' } } } } }
+    })
+    t.equal(added.statusCode, 200)
+    t.ok(validateAgainstReference('add', added.json()).valid)
+    const id = added.json().data.id
+
+    const updated = await host.inject({ method: 'PATCH', url: `${API}/${id}`, headers: { ...ann, 'content-type': 'application/json' }, payload: { data: { attributes: { access: 'write' } } } })
+    t.equal(updated.statusCode, 200)
+    t.equal(updated.json().data.attributes.access, 'write')
+
+    const denied = await host.inject({ method: 'DELETE', url: `${API}/${id}`, headers: ben })
+    t.equal(denied.statusCode, 404, 'a member may not remove')
+    const removed = await host.inject({ method: 'DELETE', url: `${API}/${id}`, headers: ann })
+    t.equal(removed.statusCode, 204)
+
+    const anonymous = await host.inject({ url: `${API}/${id}` })
+    t.equal(anonymous.statusCode, 401, 'the host’s authenticate returned null')
+    t.same(anonymous.json(), { errors: [{ status: '401', title: 'unauthorized' }] })
+    const ping = await host.inject('/tfe/api/v2/ping')
+    t.equal(ping.statusCode, 204)
+  })
+
+  t.test('the host’s routes behave exactly as without the plugin', async (t) => {
+    const bare = await buildHost(db, { withTeamAccess: false })
+    t.teardown(() => bare.close())
+    const requests = [
+      { method: 'GET', url: '/hello' },
+      { method: 'POST', url: '/echo', payload: { say: 'hi' } },
+      { method: 'POST', url: '/echo', payload: { nope: 1 } },
+      { method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: '{bad' },
+      { method: 'POST', url: '/echo', headers: { 'content-type': 'text/plain' }, payload: 'hi' },
+      { method: 'POST', url: '/echo', headers: { 'content-type': 'application/vnd.api+json' }, payload: '{"say":"hi"}' },
+      { method: 'GET', url: '/nope' },
+      { method: 'GET', url: '/tfe/other' }
+    ] as const
+    for (const request of requests) {
+      const [a, b] = await Promise.all([bare.inject(request as any), host.inject(request as any)])
+      t.equal(b.statusCode, a.statusCode, `${request.method} ${request.url}: status`)
+      t.equal(b.body, a.body, `${request.method} ${request.url}: body`)
+      t.equal(b.headers['content-type'], a.headers['content-type'], `${request.method} ${request.url}: content type`)
+    }
+  })
+
+  t.test('a host route asks effectiveAccess', async (t) => {
+    const owner = await host.inject({ method: 'POST', url: '/workspaces/ws-web-prod/apply', headers: ann })
+    t.same(owner.json(), { ok: true, access: 'admin' })
+    const planner = await host.inject({ method: 'POST', url: '/workspaces/ws-web-prod/apply', headers: ben })
+    t.equal(planner.statusCode, 403)
+    t.same(planner.json(), { ok: false, message: 'no apply here', access: 'plan' })
+  })
+})
+
+t.test('the plugin opens and closes its own database when given a location', async (t) => {
+  const { default: Fastify } = await import('fastify')
+  const { default: teamAccess } = await import('team-access')
+  const app: FastifyInstance = Fastify()
+  await app.register(teamAccess, { prefix: '/api/v2', database: await freshLocation(t) })
+  const res = await app.inject({ url: '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-1', headers: { authorization: 'Bearer nobody-knows-me' } })
+  t.equal(res.statusCode, 401, 'migrated and answering')
+  await app.close()
+})
