@@ -10,11 +10,11 @@ export const ErrorObject = Type.Object({
     Type.Object({ pointer: Type.String({ description: 'JSON pointer to the offending member of the request body.' }) }),
     Type.Object({ parameter: Type.String({ description: 'The offending query parameter.' }) })
   ]))
-})
+}, { $id: 'ErrorObject' })
 
 export const ErrorDocument = Type.Object({
   errors: Type.Array(ErrorObject, { minItems: 1 })
-}, { description: 'A JSON:API error document.' })
+}, { $id: 'ErrorDocument', description: 'A JSON:API error document.' })
 
 const nullablePage = (description: string) => Type.Union([Type.Integer(), Type.Null()], { description })
 
@@ -25,7 +25,7 @@ export const PaginationMeta = Type.Object({
   'next-page': nullablePage('The next page, or null on the last.'),
   'total-pages': Type.Integer({ description: 'How many pages there are (at least 1).' }),
   'total-count': Type.Integer({ description: 'How many rows there are in all.' })
-})
+}, { $id: 'PaginationMeta' })
 
 const nullableLink = (description: string) => Type.Union([Type.String(), Type.Null()], { description })
 
@@ -35,7 +35,7 @@ export const PaginationLinks = Type.Object({
   prev: nullableLink('The previous page, or null.'),
   next: nullableLink('The next page, or null.'),
   last: Type.String({ description: 'The last page.' })
-}, { description: 'Absolute URLs that keep the filter.' })
+}, { $id: 'PaginationLinks', description: 'Absolute URLs that keep the filter.' })
 
 export type ErrorDocument = Static<typeof ErrorDocument>
 export type PaginationMeta = Static<typeof PaginationMeta>

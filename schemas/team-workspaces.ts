@@ -18,7 +18,7 @@ export const TeamWorkspaceAttributes = Type.Object({
   'sentinel-mocks': SentinelMocks,
   'workspace-locking': WorkspaceLocking,
   'run-tasks': RunTasks
-}, { description: 'Every attribute is always present; under a fixed level the permissions are the implied ones.' })
+}, { $id: 'TeamWorkspaceAttributes', description: 'Every attribute is always present; under a fixed level the permissions are the implied ones.' })
 
 const link = (description: string) => Type.Object({ related: Type.String({ description }) })
 
@@ -37,7 +37,7 @@ export const TeamWorkspaceResource = Type.Object({
     })
   }),
   links: Type.Object({ self: Type.String() })
-})
+}, { $id: 'TeamWorkspace', description: "A team's access to a workspace." })
 
 export const TeamWorkspaceDocument = Type.Object({ data: TeamWorkspaceResource },
   { description: 'One team-workspace.' })
@@ -88,15 +88,26 @@ export const ListTeamWorkspacesQuery = Type.Object({
   'page[size]': Type.Optional(Type.String({ description: 'Rows per page, 1 to 100, default 20 (paginates when given).' }))
 })
 
-const errors = (description: string) => ({ ...ErrorDocument, description })
-
-/** Every response of every operation, for validation-free fast serialization and the OpenAPI document. */
+/**
+ * Every response of every operation: fast serialization and the OpenAPI document come from
+ * these. Errors are all the one JSON:API error document; what each status means is said in
+ * the operation's description.
+ */
 export const responses: Record<'list' | 'show' | 'add' | 'update' | 'remove', Record<number, TSchema>> = {
-  list: { 200: TeamWorkspaceListDocument, 401: errors('No valid token.'), 404: errors('Workspace not found, or not visible to the caller.'), 422: errors('Missing filter or bad page parameters.') },
-  show: { 200: TeamWorkspaceDocument, 401: errors('No valid token.'), 404: errors('Team access not found, or not visible to the caller.') },
-  add: { 200: TeamWorkspaceDocument, 401: errors('No valid token.'), 404: errors('Workspace or team not found, or the caller may not manage it.'), 415: errors('Not a JSON body.'), 422: errors('Malformed body, a custom-only attribute, or the team already has access.') },
-  update: { 200: TeamWorkspaceDocument, 401: errors('No valid token.'), 404: errors('Team access not found, or the caller may not manage it.'), 415: errors('Not a JSON body.'), 422: errors('Malformed body or a custom-only attribute.') },
-  remove: { 204: Type.Null({ description: 'Removed.' }), 401: errors('No valid token.'), 404: errors('Team access not found, or the caller may not manage it.') }
+  list: { 200: TeamWorkspaceListDocument, 401: ErrorDocument, 404: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
+  show: { 200: TeamWorkspaceDocument, 401: ErrorDocument, 404: ErrorDocument, 503: ErrorDocument },
+  add: { 200: TeamWorkspaceDocument, 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 415: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
+  update: { 200: TeamWorkspaceDocument, 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 415: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
+  remove: { 204: Type.Null({ description: 'Removed; no body.' }), 401: ErrorDocument, 404: ErrorDocument, 503: ErrorDocument }
+}
+
+/** What each operation answers, for the OpenAPI document. */
+export const descriptions = {
+  list: 'Every team access row of the workspace the caller may see (owners and workspace admins: all; other members: teams visible to the organization and their own secret teams). Without page parameters, all rows; with either, a page. 404: the workspace does not exist or the caller is no member of its organization. 422: no filter, or bad page parameters.',
+  show: 'One team access row. 404: it does not exist or the caller may not see it.',
+  add: 'Gives a team access to a workspace; 200 on creation, as HCP Terraform. Owners and workspace admins only. 404: workspace or team not found (or of another organization), or the caller may not manage the workspace. 422: malformed body, a custom-only attribute under a fixed level, or "Team has already been taken". 415: not a JSON body.',
+  update: 'Changes the access level (a fixed level resets every permission) or, under custom, single permissions (the others are kept). Owners and workspace admins only. 404: not found or not manageable by the caller. 422: malformed body, data.type or data.id wrong, or a custom-only attribute under a fixed level.',
+  remove: 'Removes a team access row. Owners and workspace admins only. 404: not found or not manageable by the caller.'
 }
 
 export type TeamWorkspaceResource = Static<typeof TeamWorkspaceResource>

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Config } from './config.js'
@@ -7,10 +8,12 @@ import { migrate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
 import { errorHandler, notFoundHandler } from './jsonapi/errors.js'
 import { projectFile } from './project-file.js'
+import { registerDocsUi, registerOpenApi } from './docs.js'
 import teamAccess from './plugin.js'
 
 export const API_PREFIX = '/api/v2'
 export const DEMO_SEED = projectFile('seeds/demo.json')
+const VERSION = (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version
 const DEMO_TOKEN = 'acme-owners-demo-token'
 const DEMO_WORKSPACE = 'ws-prod'
 
@@ -35,7 +38,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     connectionTimeout: 30_000,
     requestTimeout: 30_000,
     // ids longer than this are answered by the router itself: in our error format, too
-    maxParamLength: 512,
+    routerOptions: { maxParamLength: 512 },
     frameworkErrors: (error, request, reply) => errorHandler(error, request, reply)
   })
   app.setErrorHandler(errorHandler)
@@ -63,7 +66,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     return await reply.type('application/json').send({ 'tfe.v2': v2, 'tfe.v2.1': v2, 'tfe.v2.2': v2, 'modules.v1': '/api/registry/v1/modules/' })
   })
 
+  await registerOpenApi(app, VERSION)
   await app.register(teamAccess, { prefix: API_PREFIX, database: connection.db, migrate: false })
+  await registerDocsUi(app)
   app.addHook('onListen', async () => {
     if (app.demoSeeded) logDemo(app)
   })

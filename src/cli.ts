@@ -1,13 +1,43 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
+import { projectFile } from './project-file.js'
 import { connect } from './db/connect.js'
 import { migrate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
 
-const USAGE = 'usage: team-access migrate | team-access seed FILE   (database from DATABASE_URL or DATA_DIR)'
+const USAGE = 'usage: team-access migrate | team-access seed FILE | team-access schemas [--check]   (database from DATABASE_URL or DATA_DIR)'
+export const OPENAPI_FILE = projectFile('schemas/openapi.json')
+
+/** The OpenAPI document as the standalone app serves it, formatted for the repository. */
+export async function openApiText (): Promise<string> {
+  const app = await buildApp({ port: 0, host: '127.0.0.1', database: { dataDir: 'memory://' }, logLevel: 'silent', rateLimit: 0, demo: false }, { logger: false })
+  try {
+    await app.ready()
+    return `${JSON.stringify(app.swagger(), null, 2)}\n`
+  } finally {
+    await app.close()
+  }
+}
+
+/** `npm run schemas` writes schemas/openapi.json; with --check it fails when the committed file is stale. */
+async function schemas (check: boolean): Promise<number> {
+  const text = await openApiText()
+  const committed = existsSync(OPENAPI_FILE) ? readFileSync(OPENAPI_FILE, 'utf8') : ''
+  if (check) {
+    if (committed === text) return 0
+    console.error('schemas/openapi.json is stale: run `npm run schemas` and commit it')
+    return 1
+  }
+  if (committed !== text) writeFileSync(OPENAPI_FILE, text)
+  console.log(committed === text ? 'schemas/openapi.json: up to date' : 'schemas/openapi.json: written')
+  return 0
+}
 
 /** `npm run migrate` and `npm run seed -- FILE`: exit 0 on success, 1 with a one-line reason otherwise. */
 async function main (argv: string[]): Promise<number> {
   const [command, file] = argv
+  if (command === 'schemas') return await schemas(file === '--check')
   if (command !== 'migrate' && !(command === 'seed' && file !== undefined)) {
     console.error(USAGE)
     return 2
@@ -28,7 +58,7 @@ async function main (argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then((code) => { process.exitCode = code }, (err: unknown) => {
+if (process.argv[1] !== undefined && /cli\.[jt]s$/.test(process.argv[1])) main(process.argv.slice(2)).then((code) => { process.exitCode = code }, (err: unknown) => {
   console.error(`team-access: ${(err as Error).message}`)
   process.exitCode = 1
 })

@@ -65,7 +65,9 @@ const teamAccessApi: FastifyPluginAsync<TeamAccessOptions & { database: Kysely<D
   jsonApiPlumbing(app, options.bodyLimit ?? 64 * 1024)
 
   // go-tfe calls this on start to learn the API version; it needs no token.
-  app.get('/ping', async (_request, reply) => {
+  app.get('/ping', {
+    schema: { tags: ['discovery'], summary: 'API version (go-tfe asks on start)', response: { 204: { type: 'null', description: 'TFP-API-Version: 2.6' } } }
+  }, async (_request, reply) => {
     void reply.header('TFP-API-Version', '2.6').status(204).send()
   })
 

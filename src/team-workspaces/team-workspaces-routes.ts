@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import {
-  AddTeamWorkspaceBody, ListTeamWorkspacesQuery, responses, TeamWorkspaceParams, UpdateTeamWorkspaceBody,
+  AddTeamWorkspaceBody, descriptions, ListTeamWorkspacesQuery, responses, TeamWorkspaceParams, UpdateTeamWorkspaceBody,
   type TeamWorkspaceListDocument
 } from '../../schemas/team-workspaces.js'
 import type { Database } from '../db/database.js'
@@ -13,6 +13,10 @@ import { TeamWorkspacesRepository } from './team-workspaces-repository.js'
 import { toResource } from './serialize.js'
 
 const tags = ['team-access']
+const security = [{ bearerToken: [] }]
+// what the OpenAPI document says each operation takes and answers
+const produces = ['application/vnd.api+json']
+const consumes = ['application/vnd.api+json', 'application/json']
 /** Longer ids exist nowhere: answer 404 without asking the database. */
 const MAX_ID_LENGTH = 128
 
@@ -22,7 +26,7 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
   const prefix = app.prefix
 
   app.get('/team-workspaces', {
-    schema: { tags, operationId: 'listTeamWorkspaces', summary: 'List team access to a workspace', querystring: ListTeamWorkspacesQuery, response: responses.list }
+    schema: { tags, operationId: 'listTeamWorkspaces', summary: 'List team access to a workspace', querystring: ListTeamWorkspacesQuery, description: descriptions.list, security, produces, response: responses.list }
   }, async (request) => {
     const query = request.query as ListTeamWorkspacesQuery
     const page = parsePage(query['page[number]'], query['page[size]'])
@@ -35,7 +39,7 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
   })
 
   app.get('/team-workspaces/:id', {
-    schema: { tags, operationId: 'showTeamWorkspace', summary: 'Show a team access relationship', params: TeamWorkspaceParams, response: responses.show }
+    schema: { tags, operationId: 'showTeamWorkspace', summary: 'Show a team access relationship', params: TeamWorkspaceParams, description: descriptions.show, security, produces, response: responses.show }
   }, async (request) => {
     const { id } = request.params as { id: string }
     const row = id.length > MAX_ID_LENGTH ? undefined : await repository.find(callerOf(request), id)
@@ -44,7 +48,7 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
   })
 
   app.post('/team-workspaces', {
-    schema: { tags, operationId: 'addTeamAccess', summary: 'Add team access to a workspace', body: AddTeamWorkspaceBody, response: responses.add }
+    schema: { tags, operationId: 'addTeamAccess', summary: 'Add team access to a workspace', body: AddTeamWorkspaceBody, description: descriptions.add, security, consumes, produces, response: responses.add }
   }, async (request) => {
     const { data } = request.body as AddTeamWorkspaceBody
     const { access, ...requested } = data.attributes
@@ -62,7 +66,7 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
   })
 
   app.patch('/team-workspaces/:id', {
-    schema: { tags, operationId: 'updateTeamAccess', summary: 'Update team access to a workspace', params: TeamWorkspaceParams, body: UpdateTeamWorkspaceBody, response: responses.update }
+    schema: { tags, operationId: 'updateTeamAccess', summary: 'Update team access to a workspace', params: TeamWorkspaceParams, body: UpdateTeamWorkspaceBody, description: descriptions.update, security, consumes, produces, response: responses.update }
   }, async (request) => {
     const { id } = request.params as { id: string }
     const { data } = request.body as UpdateTeamWorkspaceBody
@@ -84,7 +88,7 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
   })
 
   app.delete('/team-workspaces/:id', {
-    schema: { tags, operationId: 'removeTeamAccess', summary: 'Remove team access from a workspace', params: TeamWorkspaceParams, response: responses.remove }
+    schema: { tags, operationId: 'removeTeamAccess', summary: 'Remove team access from a workspace', params: TeamWorkspaceParams, description: descriptions.remove, security, produces, response: responses.remove }
   }, async (request, reply) => {
     const { id } = request.params as { id: string }
     const removed = id.length <= MAX_ID_LENGTH && await repository.remove(callerOf(request), id)

@@ -1,0 +1,38 @@
+import type { FastifyInstance } from 'fastify'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+
+/** Where the standalone app serves its API description and the page that renders it. */
+export const OPENAPI_PATH = '/openapi.json'
+export const DOCS_PATH = '/docs'
+
+/**
+ * OpenAPI 3 generated from the route schemas (register before the routes); shared schemas are
+ * named components by their `$id`.
+ */
+export async function registerOpenApi (app: FastifyInstance, version: string): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'team-access',
+        version,
+        description: "Team access to workspaces, wire-compatible with HCP Terraform's team-workspaces API. Every /team-workspaces request needs `Authorization: Bearer <token>`; errors are JSON:API error documents, and whatever a caller may not see or do answers the same 404 as an id that does not exist."
+      },
+      tags: [
+        { name: 'team-access', description: 'Which teams hold which privileges on which workspaces.' },
+        { name: 'discovery', description: 'What clients ask before they start.' }
+      ],
+      components: { securitySchemes: { bearerToken: { type: 'http', scheme: 'bearer', description: 'An organization, team or user token.' } } }
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    // only the API: health and discovery routes are not part of the contract
+    transform: ({ schema, url }) => ({ schema: url.startsWith('/api/') ? schema : { ...schema, hide: true }, url })
+  })
+}
+
+/** The interactive page at /docs and the document at /openapi.json (register after the routes). */
+export async function registerDocsUi (app: FastifyInstance): Promise<void> {
+  await app.register(swaggerUi, { routePrefix: DOCS_PATH, uiConfig: { docExpansion: 'list', deepLinking: true } })
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger())
+}

@@ -1,0 +1,42 @@
+import t from 'tap'
+import { existsSync } from 'node:fs'
+import { chromium } from 'playwright-core'
+import { buildApp } from '../src/app.js'
+import { testConfig } from '../test/helper.js'
+
+/** /docs renders in a real browser: Debian's Chromium, driven by playwright-core. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+
+t.test('the /docs page renders the five operations', async (t) => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`)
+  const app = await buildApp(testConfig({ dataDir: 'memory://' }), { logger: false })
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as { port: number }
+
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // this machine's closed network: no background traffic, no sandbox as root
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+  })
+  t.teardown(() => browser.close())
+  const page = await browser.newPage()
+  const errors: string[] = []
+  page.on('pageerror', (err) => errors.push(err.message))
+  const response = await page.goto(`http://127.0.0.1:${port}/docs`, { waitUntil: 'load' })
+  t.ok(response !== null && response.status() < 400, '/docs answers')
+
+  await page.waitForSelector('.opblock', { timeout: 20_000 })
+  const operations = await page.$$eval('.opblock', (blocks) => blocks.map((b) => {
+    const method = b.querySelector('.opblock-summary-method')?.textContent?.trim() ?? ''
+    const path = b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? b.querySelector('.opblock-summary-path')?.textContent?.trim() ?? ''
+    return `${method} ${path}`.replace(/\u200b/g, '')
+  }))
+  for (const operation of ['GET /api/v2/team-workspaces', 'POST /api/v2/team-workspaces', 'GET /api/v2/team-workspaces/{id}', 'PATCH /api/v2/team-workspaces/{id}', 'DELETE /api/v2/team-workspaces/{id}']) {
+    t.ok(operations.includes(operation), `the page shows ${operation}`)
+  }
+  const title = await page.textContent('.info .title')
+  t.match(title, /team-access/)
+  t.same(errors, [], 'no script errors on the page')
+})

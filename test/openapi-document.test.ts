@@ -1,0 +1,35 @@
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import SwaggerParser from '@apidevtools/swagger-parser'
+import { OPENAPI_FILE, openApiText } from '../src/cli.js'
+
+const generated = JSON.parse(await openApiText())
+
+t.test('schemas/openapi.json is what the routes generate (run `npm run schemas` when this fails)', async (t) => {
+  t.same(JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')), generated)
+})
+
+t.test('the document is valid OpenAPI 3', async (t) => {
+  const api = await SwaggerParser.validate(structuredClone(generated))
+  t.match((api as { openapi: string }).openapi, /^3\./)
+})
+
+t.test('it lists the five operations with every response status of DESIGN §4', async (t) => {
+  const expected: Record<string, [string, string, string[]]> = {
+    listTeamWorkspaces: ['/api/v2/team-workspaces', 'get', ['200', '401', '404', '422', '503']],
+    showTeamWorkspace: ['/api/v2/team-workspaces/{id}', 'get', ['200', '401', '404', '503']],
+    addTeamAccess: ['/api/v2/team-workspaces', 'post', ['200', '400', '401', '404', '415', '422', '503']],
+    updateTeamAccess: ['/api/v2/team-workspaces/{id}', 'patch', ['200', '400', '401', '404', '415', '422', '503']],
+    removeTeamAccess: ['/api/v2/team-workspaces/{id}', 'delete', ['204', '401', '404', '503']]
+  }
+  for (const [operationId, [path, method, statuses]] of Object.entries(expected)) {
+    const operation = generated.paths[path]?.[method]
+    t.equal(operation?.operationId, operationId, `${method.toUpperCase()} ${path}`)
+    t.same(Object.keys(operation?.responses ?? {}).sort(), statuses, `${operationId}: statuses`)
+    t.same(operation.security, [{ bearerToken: [] }], `${operationId}: needs a bearer token`)
+    const success = operation.responses[statuses[0]!]
+    if (statuses[0] !== '204') t.ok(success.content['application/vnd.api+json'], `${operationId}: answers JSON:API`)
+  }
+  t.ok(generated.paths['/api/v2/team-workspaces'].get.parameters.some((p: { name: string, required: boolean }) => p.name === 'filter[workspace][id]' && p.required))
+  t.same(Object.keys(generated.components.schemas).sort(), ['ErrorObject', 'PaginationLinks', 'PaginationMeta', 'TeamWorkspace', 'TeamWorkspaceAttributes'], 'shared schemas are named components')
+})

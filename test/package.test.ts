@@ -1,0 +1,62 @@
+import t from 'tap'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { projectFile } from '../src/project-file.js'
+
+/**
+ * The package as a host gets it: what `npm pack` ships, and a project of its own that imports it
+ * by name, type-checks against its declarations and registers it. Uses the dist/ that `npm test`
+ * built (--ignore-scripts: no rebuild while other test files import dist/).
+ */
+const root = projectFile('')
+const npm = (...args: string[]) => execFileSync('npm', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+
+t.test('npm pack ships dist/, migrations/, schemas/ and no tests', async (t) => {
+  const [pack] = JSON.parse(npm('pack', '--dry-run', '--json', '--ignore-scripts')) as Array<{ files: Array<{ path: string }> }>
+  const files = pack!.files.map((f) => f.path)
+  for (const file of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/plugin.js', 'dist/migrations/0001_initial.js',
+    'dist/schemas/team-workspaces.js', 'migrations/0001_initial.ts', 'schemas/openapi.json', 'seeds/demo.json', 'package.json', 'README.md']) {
+    t.ok(files.includes(file), `ships ${file}`)
+  }
+  t.same(files.filter((f) => /(^|\/)(test|test-browser|examples)\//.test(f) || /\.test\.[jt]s$/.test(f)), [], 'no tests, no examples')
+})
+
+t.test('a project of its own imports the package by name, type-checks and registers it', async (t) => {
+  const work = mkdtempSync(join(tmpdir(), 'team-access-host-'))
+  t.teardown(() => rmSync(work, { recursive: true, force: true }))
+  const tarball = JSON.parse(npm('pack', '--json', '--ignore-scripts', '--pack-destination', work))[0].filename as string
+  const modules = join(work, 'node_modules')
+  mkdirSync(join(modules, 'team-access'), { recursive: true })
+  execFileSync('tar', ['-xzf', join(work, tarball), '-C', join(modules, 'team-access'), '--strip-components=1'])
+  // the dependencies, as an install would provide them
+  for (const dep of readdirSync(join(root, 'node_modules'))) {
+    if (dep !== '.bin' && dep !== 'team-access' && !dep.startsWith('.')) symlinkSync(join(root, 'node_modules', dep), join(modules, dep))
+  }
+  writeFileSync(join(work, 'package.json'), JSON.stringify({ name: 'host', type: 'module', private: true }))
+  writeFileSync(join(work, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true }, include: ['host.ts'] }))
+  const host = `
+import Fastify from 'fastify'
+import teamAccess, { applySeed, connect, migrate, type Caller, type TeamAccessOptions } from 'team-access'
+
+const { db, close } = await connect({ dataDir: 'memory://' })
+await migrate(db)
+await applySeed(db, { users: [{ id: 'user-a', username: 'a' }], organizations: [{ id: 'org-a', name: 'a', teams: [{ name: 'owners', owners: true, members: ['a'] }], workspaces: [{ id: 'ws-a', name: 'a' }] }] })
+const options: TeamAccessOptions = { prefix: '/v2', database: db, migrate: false, authenticate: (): Caller => ({ kind: 'user', userId: 'user-a' }) }
+const app = Fastify()
+await app.register(teamAccess, options)
+const list = await app.inject('/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-a')
+const access = await app.teamAccess.effectiveAccess({ caller: { kind: 'user', userId: 'user-a' }, workspaceId: 'ws-a' })
+console.log(JSON.stringify({ list: list.statusCode, data: list.json().data, access: access.access }))
+await app.close()
+await close()
+`
+  writeFileSync(join(work, 'host.ts'), host)
+  writeFileSync(join(work, 'host.mjs'), host.replace(/, type Caller, type TeamAccessOptions/, '').replace(/const options: TeamAccessOptions =/, 'const options =').replace(/\(\): Caller =>/, '() =>'))
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  execFileSync(process.execPath, [tsc, '-p', work], { cwd: work, encoding: 'utf8' }) // throws with the compiler's output on an error
+  t.pass('the host type-checks against the shipped declarations')
+  const output = execFileSync(process.execPath, ['host.mjs'], { cwd: work, encoding: 'utf8' })
+  t.same(JSON.parse(output.trim().split('\n').pop()!), { list: 200, data: [], access: 'admin' })
+})
