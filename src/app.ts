@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
@@ -39,10 +40,16 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     requestTimeout: 30_000,
     // ids longer than this are answered by the router itself: in our error format, too
     routerOptions: { maxParamLength: 512 },
+    // a caller's X-Request-Id (when it is a sane token) ties our log lines to theirs
+    genReqId: (request) => {
+      const given = request.headers['x-request-id']
+      return typeof given === 'string' && /^[\w.:-]{1,64}$/.test(given) ? given : randomUUID()
+    },
     frameworkErrors: (error, request, reply) => errorHandler(error, request, reply)
   })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
+  app.addHook('onRequest', async (request, reply) => { void reply.header('x-request-id', request.id) })
 
   const connection = await connect(config.database, { onPoolError: (err) => app.log.warn({ err }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())

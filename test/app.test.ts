@@ -31,6 +31,15 @@ t.test(`the standalone app on ${ENGINE}`, async (t) => {
     t.same(ready.json(), { status: 'ok' })
   })
 
+  t.test('every response carries a request id: the caller’s X-Request-Id when sane, else a new one', async (t) => {
+    const given = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'trace-42.a:b' } })
+    t.equal(given.headers['x-request-id'], 'trace-42.a:b')
+    const fresh = await app.inject('/api/v2/nope')
+    t.match(fresh.headers['x-request-id'], /^[0-9a-f-]{36}$/)
+    const hostile = await app.inject({ url: '/healthz', headers: { 'x-request-id': 'x'.repeat(500) } })
+    t.match(hostile.headers['x-request-id'], /^[0-9a-f-]{36}$/, 'an absurd one is replaced')
+  })
+
   t.test('unknown routes answer the JSON:API 404 document, inside and outside the API', async (t) => {
     for (const url of ['/nope', '/api/v2/nope', '/api/v2/teams/team-x', '/api/v3/team-workspaces']) {
       const res = await app.inject(url)
