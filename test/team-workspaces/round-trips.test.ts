@@ -1,0 +1,65 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import { Kysely } from 'kysely'
+import teamAccess from '../../src/plugin.js'
+import { connect } from '../../src/db/connect.js'
+import type { Database } from '../../src/db/database.js'
+import { migrate } from '../../src/db/migrate.js'
+import { applySeed } from '../../src/db/seed.js'
+import { freshLocation, ENGINE } from '../helper.js'
+import { TOKENS, world } from '../fixtures/world.js'
+import { addBody, client } from './client.js'
+
+/**
+ * The SQL round trips of each operation, token resolution included, counted by a Kysely log
+ * hook on the database the plugin uses, so that the cost per call cannot silently grow.
+ */
+const BUDGET = { show: 2, list: 2, add: 3, update: 3, remove: 2 }
+
+t.test(`round trips per operation on ${ENGINE}`, async (t) => {
+  const connection = await connect(await freshLocation(t))
+  t.teardown(() => connection.close())
+  let queries = 0
+  // the same driver and pool, seen through a Kysely that counts every statement it sends
+  const counted = connection.db.withPlugin({ transformQuery: (args) => { queries++; return args.node }, transformResult: async (args) => args.result }) as Kysely<Database>
+  await migrate(connection.db)
+  await applySeed(connection.db, world)
+  const app = Fastify()
+  await app.register(teamAccess, { prefix: '/api/v2', database: counted, migrate: false })
+  t.teardown(() => app.close())
+  const api = client(t, app)
+  const count = async (send: () => Promise<{ statusCode: number }>, status: number) => {
+    queries = 0
+    const res = await send()
+    if (res.statusCode !== status) throw new Error(`expected ${status}, got ${res.statusCode}`)
+    return queries
+  }
+  const owner = { token: TOKENS.organization }
+  const member = { token: TOKENS.writer }
+
+  t.test('show', async (t) => {
+    t.ok(await count(() => api.show('tws-writers-prod', member), 200) <= BUDGET.show, `≤ ${BUDGET.show}`)
+    t.ok(await count(() => api.show('tws-red-prod', member), 404) <= BUDGET.show, 'a denial costs no more')
+  })
+  t.test('list', async (t) => {
+    t.ok(await count(() => api.list('ws-prod', owner), 200) <= BUDGET.list)
+    t.ok(await count(() => api.list('ws-prod', member, '&page%5Bsize%5D=1&page%5Bnumber%5D=2'), 200) <= BUDGET.list, 'paginated, count included')
+  })
+  t.test('add', async (t) => {
+    t.ok(await count(() => api.add(addBody('team-green', 'ws-prod', { access: 'read' }), owner), 200) <= BUDGET.add)
+    t.ok(await count(() => api.add(addBody('team-green', 'ws-prod', { access: 'read' }), owner), 422) <= BUDGET.add, 'already taken')
+    t.ok(await count(() => api.add(addBody('team-green', 'ws-dev', { access: 'read' }), member), 404) <= BUDGET.add, 'denied')
+  })
+  t.test('update', async (t) => {
+    t.ok(await count(() => api.update('tws-red-prod', { data: { attributes: { runs: 'apply' } } }, owner), 200) <= BUDGET.update)
+    t.ok(await count(() => api.update('tws-writers-prod', { data: { attributes: { runs: 'plan' } } }, owner), 422) <= BUDGET.update, 'refused by the row’s level')
+    t.ok(await count(() => api.update('tws-red-prod', { data: { attributes: { access: 'read' } } }, member), 404) <= BUDGET.update, 'denied')
+  })
+  t.test('remove', async (t) => {
+    t.ok(await count(() => api.remove('tws-red-prod', member), 404) <= BUDGET.remove, 'denied')
+    t.ok(await count(() => api.remove('tws-red-prod', owner), 204) <= BUDGET.remove)
+  })
+  t.test('the counter counts', async (t) => {
+    t.equal(await count(() => api.show('tws-writers-prod', member), 200), 2, 'token, then the row')
+  })
+})
