@@ -1,4 +1,5 @@
-import { Kysely, PostgresDialect, sql } from 'kysely'
+import { createHash } from 'node:crypto'
+import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import pg from 'pg'
 import { PGlite } from '@electric-sql/pglite'
 import { PGliteDialect } from 'kysely-pglite-dialect'
@@ -43,13 +44,48 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
     })
     // an idle client's error (server restart, network) must not kill the process
     pool.on('error', (err) => options.onPoolError?.(err))
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool) }) })
     return { db, engine: 'postgres', close: () => db.destroy() }
   }
   const pglite = new PGlite(location.dataDir === 'memory://' ? undefined : location.dataDir)
   await pglite.waitReady
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
   return { db, engine: 'pglite', close: () => db.destroy() }
+}
+
+/**
+ * Every statement as a named prepared statement, so the server parses and plans each query shape
+ * once per connection instead of on every request: the authorization CTEs cost far more to plan
+ * than to run. Names are the digest of the SQL text; past MAX_PREPARED shapes (seed files with
+ * lists of every length), statements run unnamed as before.
+ */
+const MAX_PREPARED = 500
+const statementNames = new Map<string, string>()
+
+function statementName (text: string): string | undefined {
+  let name = statementNames.get(text)
+  if (name === undefined && statementNames.size < MAX_PREPARED) {
+    name = `ta_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`
+    statementNames.set(text, name)
+  }
+  return name
+}
+
+function preparing (pool: pg.Pool): PostgresPool {
+  return {
+    connect: async () => {
+      const client = await pool.connect()
+      return {
+        query: ((text: unknown, values?: unknown[]) => {
+          if (typeof text !== 'string') return client.query(text as any) // a cursor
+          const name = statementName(text)
+          return name === undefined ? client.query(text, values) : client.query({ name, text, values })
+        }) as PostgresPoolClient['query'],
+        release: () => client.release()
+      }
+    },
+    end: () => pool.end()
+  }
 }
 
 /** One cheap round trip: is the database there? */

@@ -12,6 +12,7 @@ export interface Database {
   workspaces: WorkspaceTable
   tokens: TokenTable
   team_workspaces: TeamWorkspaceTable
+  workspace_access_counts: WorkspaceAccessCountTable
 }
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
@@ -79,6 +80,13 @@ export interface TeamWorkspaceTable {
   workspace_locking: boolean
   run_tasks: boolean
   created_at: CreatedAt
+}
+
+/** Kept by triggers (migration 0002): a workspace's rows, in all and of organization-visible teams. */
+export interface WorkspaceAccessCountTable {
+  workspace_id: string
+  total: number
+  organization_visible: number
 }
 
 export type TeamWorkspaceRow = Selectable<TeamWorkspaceTable>

@@ -111,6 +111,13 @@ export class TeamWorkspacesRepository {
    * the workspace does not exist or the caller is no member of its organization.
    */
   async list (caller: Caller, workspaceId: string, page?: Page): Promise<ListResult | undefined> {
+    // A row is visible to an admin outright (checked once, so the OR stops there), else when
+    // its team is visible to the organization or is one the caller acts through. Correlated
+    // lookups, not a join, so that a page walks the (workspace, created_at, id) index in order
+    // and stops at offset + limit.
+    const visible = sql<boolean>`(ws.is_admin
+      or (select t.visibility from teams t where t.id = tw.team_id) = 'organization'
+      or ${actsThrough('tw.team_id')})`
     const result = await this.withGrants(caller)
       .with('ws', (qc) => qc.selectFrom('workspaces as w')
         .innerJoin('organizations as o', 'o.id', 'w.organization_id')
@@ -118,20 +125,28 @@ export class TeamWorkspacesRepository {
         .where(isMemberOf('w.organization_id'))
         .select(['w.id', 'w.name as workspace_name', 'o.name as organization_name',
           isAdminOf('w.id', 'w.organization_id').as('is_admin')]))
-      .with('visible', (qc) => qc.selectFrom('team_workspaces as tw')
-        .innerJoin('ws', 'ws.id', 'tw.workspace_id')
-        .innerJoin('teams as t', 't.id', 'tw.team_id')
-        .where((eb) => eb.or([eb('ws.is_admin', '=', true), eb('t.visibility', '=', 'organization'), actsThrough('tw.team_id')]))
-        .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
-        .select('tw.created_at'))
-      .selectFrom('ws')
+      // O(1) whatever the workspace's size: the trigger-kept counts (migration 0002), plus for a
+      // member the rows of the secret teams it acts through; materialized so it runs once
+      .with((cte) => cte('total').materialized(), (qc) => qc.selectFrom('ws')
+        .select(page === undefined
+          ? sql<number>`0`.as('count')
+          : sql<number>`coalesce((select case when ws.is_admin then c.total else c.organization_visible end
+              from workspace_access_counts c where c.workspace_id = ws.id), 0)
+            + case when ws.is_admin then 0 else (
+              select count(*) from team_workspaces x join teams t on t.id = x.team_id
+              where x.workspace_id = ws.id and t.visibility = 'secret' and ${actsThrough('x.team_id')}) end`.as('count')))
+      .selectFrom(['ws', 'total'])
       .leftJoinLateral((eb) => {
-        const ordered = eb.selectFrom('visible').selectAll().orderBy('created_at').orderBy('id')
+        const ordered = eb.selectFrom('team_workspaces as tw')
+          .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
+          .select('tw.created_at')
+          .whereRef('tw.workspace_id', '=', 'ws.id')
+          .where(visible)
+          .orderBy('tw.created_at').orderBy('tw.id')
         return (page === undefined ? ordered : ordered.limit(page.size).offset((page.number - 1) * page.size)).as('p')
       }, (join) => join.onTrue())
       .select(ROW_COLUMNS.map((c) => `p.${c}` as const))
-      .select(['ws.workspace_name', 'ws.organization_name'])
-      .select(page === undefined ? sql<number>`0`.as('total') : sql<number>`(select count(*) from visible)`.as('total'))
+      .select(['ws.workspace_name', 'ws.organization_name', 'total.count as total'])
       .orderBy('p.created_at').orderBy('p.id')
       .execute()
     if (result.length === 0) return undefined
