@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import { connect, type DatabaseLocation } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate as applyMigrations } from './db/migrate.js'
-import { authenticationHook, bearerAuthenticate, type Authenticate } from './auth/authenticate.js'
-import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler } from './jsonapi/errors.js'
+import { authenticationHook, unauthorizedFirst, type Authenticate } from './auth/authenticate.js'
+import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler, toErrorObjects, unauthorized } from './jsonapi/errors.js'
 import { createAjv } from './validation.js'
 import teamWorkspaceRoutes from './team-workspaces/team-workspaces-routes.js'
 import { TeamWorkspacesRepository } from './team-workspaces/team-workspaces-repository.js'
@@ -72,7 +72,15 @@ const teamAccessApi: FastifyPluginAsync<TeamAccessOptions & { database: Kysely<D
   })
 
   await app.register(async (api) => {
-    api.addHook('onRequest', authenticationHook(options.authenticate ?? bearerAuthenticate(db)))
+    api.addHook('onRequest', authenticationHook(options.authenticate))
+    // a bad body with an unknown token is still 401: the token was not looked up before validation
+    api.setErrorHandler(async (error: FastifyError, request, reply) => {
+      let answer: FastifyError = error
+      try {
+        if (await unauthorizedFirst(db, request, toErrorObjects(error).status)) answer = unauthorized() as unknown as FastifyError
+      } catch {} // the database cannot say: answer the error as it is
+      errorHandler(answer, request, reply)
+    })
     await api.register(teamWorkspaceRoutes, { db })
   })
 }

@@ -1,6 +1,6 @@
 import { sql, type QueryCreator } from 'kysely'
 import type { Database } from '../db/database.js'
-import type { Caller } from './caller.js'
+import { usableToken, type Principal } from './caller.js'
 
 /** One source of a caller's standing in an organization: a team it acts through, or ownership as such. */
 export interface CallerGrant {
@@ -17,18 +17,27 @@ export interface CallerGrant {
  * one row per team the caller acts through, or one ownership row for an organization token.
  * Written once so that routes, effective access and tests ask the same question.
  */
-export function callerGrants (qc: QueryCreator<Database>, caller: Caller) {
+export function callerGrants (qc: QueryCreator<Database>, caller: Principal) {
   switch (caller.kind) {
+    case 'bearer':
+      // the token resolved in the same statement: one branch per kind, each an index lookup by digest
+      return qc.selectFrom('tokens')
+        .innerJoin('organizations', 'organizations.id', 'tokens.organization_id')
+        .where(usableToken(caller.digest))
+        .select(organizationGrant)
+        .unionAll(qc.selectFrom('tokens')
+          .innerJoin('teams', 'teams.id', 'tokens.team_id')
+          .where(usableToken(caller.digest))
+          .select(teamGrant))
+        .unionAll(qc.selectFrom('tokens')
+          .innerJoin('team_memberships', 'team_memberships.user_id', 'tokens.user_id')
+          .innerJoin('teams', 'teams.id', 'team_memberships.team_id')
+          .where(usableToken(caller.digest))
+          .select(teamGrant))
     case 'organization':
       return qc.selectFrom('organizations')
         .where('organizations.id', '=', caller.organizationId)
-        .select([
-          'organizations.id as organization_id',
-          sql<string | null>`null::text`.as('team_id'),
-          sql<boolean>`true`.as('is_owner'),
-          sql<boolean>`false`.as('manage_workspaces'),
-          sql<boolean>`false`.as('read_workspaces')
-        ])
+        .select(organizationGrant)
     case 'team':
       return qc.selectFrom('teams')
         .where('teams.id', '=', caller.teamId)
@@ -40,6 +49,14 @@ export function callerGrants (qc: QueryCreator<Database>, caller: Caller) {
         .select(teamGrant)
   }
 }
+
+const organizationGrant = [
+  'organizations.id as organization_id',
+  sql<string | null>`null::text`.as('team_id'),
+  sql<boolean>`true`.as('is_owner'),
+  sql<boolean>`false`.as('manage_workspaces'),
+  sql<boolean>`false`.as('read_workspaces')
+] as const
 
 const teamGrant = [
   'teams.organization_id as organization_id',

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { tokenDigest } from './token-digest.js'
 
@@ -12,16 +12,31 @@ export type Caller =
   | { kind: 'team', teamId: string }
   | { kind: 'user', userId: string }
 
+/**
+ * A bearer token that has not been looked up: the statement that needs the caller's grants
+ * resolves it itself (src/auth/caller-grants.ts), one round trip less per request. Whether it was
+ * valid at all is asked only when an operation finds nothing, to tell 401 from 404.
+ */
+export interface BearerPrincipal { kind: 'bearer', digest: string }
+
+/** Whoever a request acts for: a resolved caller, or a bearer token still to be resolved. */
+export type Principal = Caller | BearerPrincipal
+
 /** Longer bearer values are refused without a lookup. */
 export const MAX_TOKEN_LENGTH = 512
+
+/** A token row that may be used now: this digest, not expired. */
+export const usableToken = (digest: string) => (eb: ExpressionBuilder<Database, 'tokens'>) => eb.and([
+  eb('tokens.digest', '=', digest),
+  eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', sql<Date>`now()`)])
+])
 
 /** The caller a bearer secret stands for, or null when it is unknown or expired. One indexed query. */
 export async function resolveToken (db: Kysely<Database>, secret: string): Promise<Caller | null> {
   if (secret.length === 0 || secret.length > MAX_TOKEN_LENGTH) return null
   const token = await db.selectFrom('tokens')
     .select(['kind', 'organization_id', 'team_id', 'user_id'])
-    .where('digest', '=', tokenDigest(secret))
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]))
+    .where(usableToken(tokenDigest(secret)))
     .executeTakeFirst()
   if (token === undefined) return null
   switch (token.kind) {
@@ -29,6 +44,11 @@ export async function resolveToken (db: Kysely<Database>, secret: string): Promi
     case 'team': return { kind: 'team', teamId: token.team_id! }
     case 'user': return { kind: 'user', userId: token.user_id! }
   }
+}
+
+/** Whether a digest belongs to a usable token (asked only when an operation found nothing). */
+export async function tokenIsUsable (db: Kysely<Database>, digest: string): Promise<boolean> {
+  return (await db.selectFrom('tokens').select('id').where(usableToken(digest)).executeTakeFirst()) !== undefined
 }
 
 /** The bearer secret of an `Authorization: Bearer …` header (scheme case-insensitive), if any. */

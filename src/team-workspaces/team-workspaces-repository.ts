@@ -3,7 +3,7 @@ import type { Access } from '../../schemas/common.js'
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { callerGrants } from '../auth/caller-grants.js'
-import type { Caller } from '../auth/caller.js'
+import type { Principal } from '../auth/caller.js'
 import type { Permissions, UpdateChanges } from '../access/permissions.js'
 import type { AccessSource } from '../access/rules.js'
 import { permissionsOf } from './serialize.js'
@@ -61,7 +61,7 @@ export interface ListResult {
 export class TeamWorkspacesRepository {
   constructor (private readonly db: Kysely<Database>) {}
 
-  private withGrants (caller: Caller) {
+  private withGrants (caller: Principal) {
     return this.db.with('grants', (qc) => callerGrants(qc, caller))
   }
 
@@ -69,7 +69,7 @@ export class TeamWorkspacesRepository {
    * Everything that grants the caller access to a workspace, in one statement: organization-level
    * admin (owner or manage-workspaces) and read, and the permissions of each of its teams' rows there.
    */
-  async grantsOn (caller: Caller, workspaceId: string): Promise<{ admin: boolean, read: boolean, rows: AccessSource[] }> {
+  async grantsOn (caller: Principal, workspaceId: string): Promise<{ admin: boolean, read: boolean, rows: AccessSource[] }> {
     const result = await this.withGrants(caller)
       .selectFrom('workspaces as w')
       .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(actsThrough('tw.team_id')))
@@ -88,7 +88,7 @@ export class TeamWorkspacesRepository {
   }
 
   /** One row, if the caller may see it. */
-  async find (caller: Caller, id: string): Promise<TeamWorkspaceView | undefined> {
+  async find (caller: Principal, id: string): Promise<TeamWorkspaceView | undefined> {
     return await this.withGrants(caller)
       .selectFrom('team_workspaces as tw')
       .innerJoin('teams as t', 't.id', 'tw.team_id')
@@ -110,7 +110,7 @@ export class TeamWorkspacesRepository {
    * The rows of a workspace the caller may see, in creation order, in one statement; undefined when
    * the workspace does not exist or the caller is no member of its organization.
    */
-  async list (caller: Caller, workspaceId: string, page?: Page): Promise<ListResult | undefined> {
+  async list (caller: Principal, workspaceId: string, page?: Page): Promise<ListResult | undefined> {
     // A row is visible to an admin outright (checked once, so the OR stops there), else when
     // its team is visible to the organization or is one the caller acts through. Correlated
     // lookups, not a join, so that a page walks the (workspace, created_at, id) index in order
@@ -159,7 +159,7 @@ export class TeamWorkspacesRepository {
    * `added` undefined: nothing was inserted; `taken` tells whether that was because the pair exists
    * (only ever true for a caller who may see that).
    */
-  async add (caller: Caller, input: { teamId: string, workspaceId: string, access: Access, permissions: Permissions }):
+  async add (caller: Principal, input: { teamId: string, workspaceId: string, access: Access, permissions: Permissions }):
   Promise<{ added: TeamWorkspaceView } | { added: undefined, taken: boolean }> {
     const p = input.permissions
     const added = await this.withGrants(caller)
@@ -206,7 +206,7 @@ export class TeamWorkspacesRepository {
    * current level allows them. `updated` undefined: `found` tells whether the caller may manage the
    * row (then its current level refused the change) or not (404).
    */
-  async update (caller: Caller, id: string, changes: UpdateChanges):
+  async update (caller: Principal, id: string, changes: UpdateChanges):
   Promise<{ updated: TeamWorkspaceView } | { updated: undefined, current: Access | undefined }> {
     const p = changes.permissions
     const updated = await this.withGrants(caller)
@@ -242,7 +242,7 @@ export class TeamWorkspacesRepository {
   }
 
   /** Removes the row if the caller administers its workspace; false when there was nothing it could remove. */
-  async remove (caller: Caller, id: string): Promise<boolean> {
+  async remove (caller: Principal, id: string): Promise<boolean> {
     const removed = await this.withGrants(caller)
       .deleteFrom('team_workspaces as tw')
       .where('tw.id', '=', id)

@@ -5,9 +5,9 @@ import {
   type TeamWorkspaceListDocument
 } from '../../schemas/team-workspaces.js'
 import type { Database } from '../db/database.js'
-import { callerOf } from '../auth/authenticate.js'
+import { denial, principalOf, tokenProven } from '../auth/authenticate.js'
 import { customOnlyViolations, permissionsOnAdd, updateChanges, type Permissions } from '../access/permissions.js'
-import { invalidAttribute, notFound } from '../jsonapi/errors.js'
+import { invalidAttribute } from '../jsonapi/errors.js'
 import { paginate, parsePage } from '../jsonapi/pagination.js'
 import { TeamWorkspacesRepository } from './team-workspaces-repository.js'
 import { toResource } from './serialize.js'
@@ -31,8 +31,8 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
     const query = request.query as ListTeamWorkspacesQuery
     const page = parsePage(query['page[number]'], query['page[size]'])
     const workspaceId = query['filter[workspace][id]']
-    const result = workspaceId.length > MAX_ID_LENGTH ? undefined : await repository.list(callerOf(request), workspaceId, page)
-    if (result === undefined) throw notFound()
+    const result = workspaceId.length > MAX_ID_LENGTH ? undefined : await repository.list(principalOf(request), workspaceId, page)
+    if (result === undefined) throw await denial(db, request)
     const document: TeamWorkspaceListDocument = { data: result.rows.map((row) => toResource(row, prefix)) }
     if (page === undefined) return document
     return { ...document, ...paginate(page, result.total, (n) => pageUrl(request, prefix, workspaceId, n, page.size)) }
@@ -42,8 +42,8 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
     schema: { tags, operationId: 'showTeamWorkspace', summary: 'Show a team access relationship', params: TeamWorkspaceParams, description: descriptions.show, security, produces, response: responses.show }
   }, async (request) => {
     const { id } = request.params as { id: string }
-    const row = id.length > MAX_ID_LENGTH ? undefined : await repository.find(callerOf(request), id)
-    if (row === undefined) throw notFound()
+    const row = id.length > MAX_ID_LENGTH ? undefined : await repository.find(principalOf(request), id)
+    if (row === undefined) throw await denial(db, request)
     return { data: toResource(row, prefix) }
   })
 
@@ -54,15 +54,18 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
     const { access, ...requested } = data.attributes
     const violation = customOnlyViolations(access, requested)[0]
     if (violation !== undefined) throw invalidAttribute(violation.detail, `/data/attributes/${violation.attribute}`)
-    const result = await repository.add(callerOf(request), {
+    const result = await repository.add(principalOf(request), {
       teamId: data.relationships.team.data.id,
       workspaceId: data.relationships.workspace.data.id,
       access,
       permissions: permissionsOnAdd(access, requested)
     })
     if (result.added !== undefined) return { data: toResource(result.added, prefix) }
-    if (result.taken) throw invalidAttribute('Team has already been taken', '/data/relationships/team')
-    throw notFound()
+    if (result.taken) {
+      tokenProven(request)
+      throw invalidAttribute('Team has already been taken', '/data/relationships/team')
+    }
+    throw await denial(db, request)
   })
 
   app.patch('/team-workspaces/:id', {
@@ -74,25 +77,26 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
     const { access, ...requested } = data.attributes
     const changes = updateChanges(access, requested)
     if (Array.isArray(changes)) throw invalidAttribute(changes[0]!.detail, `/data/attributes/${changes[0]!.attribute}`)
-    if (id.length > MAX_ID_LENGTH) throw notFound()
+    if (id.length > MAX_ID_LENGTH) throw await denial(db, request)
     // a second try only when the row's level changed between the update and the look at why it failed
     for (let attempt = 0; attempt < 2; attempt++) {
-      const result = await repository.update(callerOf(request), id, changes)
+      const result = await repository.update(principalOf(request), id, changes)
       if (result.updated !== undefined) return { data: toResource(result.updated, prefix) }
-      if (result.current === undefined) throw notFound()
+      if (result.current === undefined) throw await denial(db, request)
+      tokenProven(request)
       // the row's current level refused the permissions given: say which, as on add
       const violation = customOnlyViolations(result.current, requested as Partial<Permissions>)[0]
       if (violation !== undefined) throw invalidAttribute(violation.detail, `/data/attributes/${violation.attribute}`)
     }
-    throw notFound()
+    throw await denial(db, request)
   })
 
   app.delete('/team-workspaces/:id', {
     schema: { tags, operationId: 'removeTeamAccess', summary: 'Remove team access from a workspace', params: TeamWorkspaceParams, description: descriptions.remove, security, produces, response: responses.remove }
   }, async (request, reply) => {
     const { id } = request.params as { id: string }
-    const removed = id.length <= MAX_ID_LENGTH && await repository.remove(callerOf(request), id)
-    if (!removed) throw notFound()
+    const removed = id.length <= MAX_ID_LENGTH && await repository.remove(principalOf(request), id)
+    if (!removed) throw await denial(db, request)
     return await reply.status(204).send()
   })
 }

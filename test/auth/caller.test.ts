@@ -103,6 +103,28 @@ t.test(`token → caller (DESIGN §3) on ${ENGINE}`, async (t) => {
     const post = await app.inject({ method: 'POST', url: '/api/v2/team-workspaces', headers: { 'content-type': 'text/plain' }, payload: 'x' })
     t.equal(post.statusCode, 401, 'authentication comes before the body is looked at')
   })
+
+  t.test('over HTTP: an unknown or expired token is 401 on every operation, whatever the body', async (t) => {
+    const json = { 'content-type': 'application/vnd.api+json' }
+    const requests = [
+      { method: 'GET', url: '/api/v2/team-workspaces/tws-1' },
+      { method: 'GET', url: '/api/v2/team-workspaces/' + 'x'.repeat(300) },
+      { method: 'GET', url: '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-1&page%5Bsize%5D=1000' },
+      { method: 'GET', url: '/api/v2/team-workspaces' },
+      { method: 'POST', url: '/api/v2/team-workspaces', headers: json, payload: '{"data":' },
+      { method: 'POST', url: '/api/v2/team-workspaces', headers: json, payload: '{}' },
+      { method: 'POST', url: '/api/v2/team-workspaces', headers: json, payload: JSON.stringify({ data: { type: 'team-workspaces', attributes: { access: 'read', runs: 'apply' }, relationships: { team: { data: { type: 'teams', id: 'team-ops' } }, workspace: { data: { type: 'workspaces', id: 'ws-1' } } } } }) },
+      { method: 'PATCH', url: '/api/v2/team-workspaces/tws-1', headers: json, payload: '{"data":{"id":"tws-2","attributes":{}}}' },
+      { method: 'PATCH', url: '/api/v2/team-workspaces/tws-1', headers: json, payload: '{"data":{"attributes":{"access":"read"}}}' },
+      { method: 'DELETE', url: '/api/v2/team-workspaces/tws-1', headers: json, payload: 'null' }
+    ] as const
+    for (const token of ['no-such-token', 'bob-expired-token']) {
+      for (const request of requests) {
+        const res = await app.inject({ ...request, headers: { ...('headers' in request ? request.headers : {}), ...bearer(token) } } as any)
+        t.equal(res.statusCode, 401, `${token}: ${request.method} ${request.url.slice(0, 60)} ${'payload' in request ? request.payload.slice(0, 40) : ''}`)
+      }
+    }
+  })
 })
 
 t.test('bearerSecret reads only the Bearer scheme', async (t) => {
