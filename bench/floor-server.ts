@@ -25,3 +25,4 @@ app.post('/floor/write', async () => {
   return { id }
 })
 await app.listen({ port: Number(process.env.PORT ?? 3101), host: '127.0.0.1' })
+process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })

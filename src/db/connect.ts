@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely'
+import { Kysely, PostgresDialect, sql, type KyselyConfig, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import pg from 'pg'
 import { PGlite } from '@electric-sql/pglite'
 import { PGliteDialect } from 'kysely-pglite-dialect'
@@ -29,6 +29,8 @@ export const toNumber = (value: number | bigint | string): number => Number(valu
 
 export async function connect (location: DatabaseLocation, options: DatabaseTimeouts & {
   onPoolError?: (err: Error) => void
+  /** Kysely's log hook: sees every statement sent (the round-trip budget test counts with it). */
+  log?: KyselyConfig['log']
 } = {}): Promise<Connection> {
   if ('url' in location) {
     const pool = new pg.Pool({
@@ -44,12 +46,12 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
     })
     // an idle client's error (server restart, network) must not kill the process
     pool.on('error', (err) => options.onPoolError?.(err))
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool) }) })
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool) }), log: options.log })
     return { db, engine: 'postgres', close: () => db.destroy() }
   }
   const pglite = new PGlite(location.dataDir === 'memory://' ? undefined : location.dataDir)
   await pglite.waitReady
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log })
   return { db, engine: 'pglite', close: () => db.destroy() }
 }
 

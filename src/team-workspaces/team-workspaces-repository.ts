@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Access } from '../../schemas/common.js'
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
+import { QueryShapes } from '../db/query-shapes.js'
 import { callerGrants } from '../auth/caller-grants.js'
 import type { Principal } from '../auth/caller.js'
 import type { Permissions, UpdateChanges } from '../access/permissions.js'
@@ -58,7 +59,16 @@ export interface ListResult {
   total: number
 }
 
+/** The one value that identifies a principal, and the principal of a kind built back from it. */
+const principalValue = (p: Principal): string =>
+  p.kind === 'bearer' ? p.digest : p.kind === 'organization' ? p.organizationId : p.kind === 'team' ? p.teamId : p.userId
+const principalOf = (kind: Principal['kind'], value: string): Principal =>
+  kind === 'bearer' ? { kind, digest: value } : kind === 'organization' ? { kind, organizationId: value } : kind === 'team' ? { kind, teamId: value } : { kind, userId: value }
+
 export class TeamWorkspacesRepository {
+  // the hot reads (show, list) are built once per shape
+  private readonly shapes = new QueryShapes()
+
   constructor (private readonly db: Kysely<Database>) {}
 
   private withGrants (caller: Principal) {
@@ -89,21 +99,22 @@ export class TeamWorkspacesRepository {
 
   /** One row, if the caller may see it. */
   async find (caller: Principal, id: string): Promise<TeamWorkspaceView | undefined> {
-    return await this.withGrants(caller)
-      .selectFrom('team_workspaces as tw')
-      .innerJoin('teams as t', 't.id', 'tw.team_id')
-      .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
-      .innerJoin('organizations as o', 'o.id', 'tw.organization_id')
-      .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
-      .select(['w.name as workspace_name', 'o.name as organization_name'])
-      .where('tw.id', '=', id)
-      .where(isMemberOf('tw.organization_id'))
-      .where((eb) => eb.or([
-        eb('t.visibility', '=', 'organization'),
-        actsThrough('tw.team_id'),
-        isAdminOf('tw.workspace_id', 'tw.organization_id')
-      ]))
-      .executeTakeFirst()
+    const query = this.shapes.compile(`find:${caller.kind}`, [principalValue(caller), id], ([who, rowId]) =>
+      this.withGrants(principalOf(caller.kind, who!))
+        .selectFrom('team_workspaces as tw')
+        .innerJoin('teams as t', 't.id', 'tw.team_id')
+        .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
+        .innerJoin('organizations as o', 'o.id', 'tw.organization_id')
+        .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
+        .select(['w.name as workspace_name', 'o.name as organization_name'])
+        .where('tw.id', '=', rowId!)
+        .where(isMemberOf('tw.organization_id'))
+        .where((eb) => eb.or([
+          eb('t.visibility', '=', 'organization'),
+          actsThrough('tw.team_id'),
+          isAdminOf('tw.workspace_id', 'tw.organization_id')
+        ])))
+    return (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
   }
 
   /**
@@ -118,10 +129,11 @@ export class TeamWorkspacesRepository {
     const visible = sql<boolean>`(ws.is_admin
       or (select t.visibility from teams t where t.id = tw.team_id) = 'organization'
       or ${actsThrough('tw.team_id')})`
-    const result = await this.withGrants(caller)
+    const values = [principalValue(caller), workspaceId, ...(page === undefined ? [] : [page.size, (page.number - 1) * page.size])]
+    const query = this.shapes.compile(`list:${caller.kind}:${page === undefined ? 'all' : 'page'}`, values, ([who, wsId, limit, offset]) => this.withGrants(principalOf(caller.kind, who!))
       .with('ws', (qc) => qc.selectFrom('workspaces as w')
         .innerJoin('organizations as o', 'o.id', 'w.organization_id')
-        .where('w.id', '=', workspaceId)
+        .where('w.id', '=', wsId!)
         .where(isMemberOf('w.organization_id'))
         .select(['w.id', 'w.name as workspace_name', 'o.name as organization_name',
           isAdminOf('w.id', 'w.organization_id').as('is_admin')]))
@@ -143,14 +155,14 @@ export class TeamWorkspacesRepository {
           .whereRef('tw.workspace_id', '=', 'ws.id')
           .where(visible)
           .orderBy('tw.created_at').orderBy('tw.id')
-        return (page === undefined ? ordered : ordered.limit(page.size).offset((page.number - 1) * page.size)).as('p')
+        return (page === undefined ? ordered : ordered.limit(limit as unknown as number).offset(offset as unknown as number)).as('p')
       }, (join) => join.onTrue())
       .select(ROW_COLUMNS.map((c) => `p.${c}` as const))
       .select(['ws.workspace_name', 'ws.organization_name', 'total.count as total'])
-      .orderBy('p.created_at').orderBy('p.id')
-      .execute()
+      .orderBy('p.created_at').orderBy('p.id'))
+    const result = (await this.db.executeQuery<TeamWorkspaceView & { total: number | string }>(query)).rows
     if (result.length === 0) return undefined
-    const rows = result.filter((r) => r.id !== null) as TeamWorkspaceView[]
+    const rows = result.filter((r) => r.id !== null)
     return { rows, total: Number(result[0]!.total) }
   }
 
