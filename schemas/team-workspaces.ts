@@ -8,7 +8,7 @@ import { ErrorDocument, PaginationLinks, PaginationMeta } from './jsonapi.js'
 const strict = { additionalProperties: false } as const
 /** JSON:API's own `meta` member is allowed wherever the format allows it; anything else unknown is 422. */
 const Meta = Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Ignored.' }))
-const RequestId = Type.String({ minLength: 1, maxLength: 128 })
+const RequestId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[^\\u0000]+$', description: 'An id, as the API serves it.' })
 
 export const TeamWorkspaceAttributes = Type.Object({
   access: Access,

@@ -74,6 +74,10 @@ export function toErrorObjects (error: FastifyError | Error): { status: number, 
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return simple(414, 'uri too long', 'A path parameter is longer than this service accepts.')
   }
+  // a data exception from a value a client sent that no check above caught: not our failure
+  if (typeof (error as { code?: unknown }).code === 'string' && /^22[0-9A-Z]{3}$/.test((error as { code: string }).code)) {
+    return simple(400, 'bad request', 'A value in the request cannot be stored or compared.')
+  }
   if (isDatabaseUnavailable(error)) {
     return simple(503, 'service unavailable', 'The database is unavailable; try again shortly.')
   }

@@ -32,6 +32,12 @@ export interface TeamWorkspaceView {
   organization_name: string
 }
 
+/** Each permission with its column. */
+const PERMISSION_COLUMNS = [
+  ['runs', 'runs'], ['variables', 'variables'], ['state-versions', 'state_versions'], ['sentinel-mocks', 'sentinel_mocks'],
+  ['workspace-locking', 'workspace_locking'], ['run-tasks', 'run_tasks']
+] as const
+
 const ROW_COLUMNS = ['id', 'team_id', 'workspace_id', 'access', 'runs', 'variables', 'state_versions',
   'sentinel_mocks', 'workspace_locking', 'run_tasks'] as const
 
@@ -66,7 +72,7 @@ const principalOf = (kind: Principal['kind'], value: string): Principal =>
   kind === 'bearer' ? { kind, digest: value } : kind === 'organization' ? { kind, organizationId: value } : kind === 'team' ? { kind, teamId: value } : { kind, userId: value }
 
 export class TeamWorkspacesRepository {
-  // the hot reads (show, list) are built once per shape
+  // every operation's statement is built once per shape
   private readonly shapes = new QueryShapes()
 
   constructor (private readonly db: Kysely<Database>) {}
@@ -174,33 +180,36 @@ export class TeamWorkspacesRepository {
   async add (caller: Principal, input: { teamId: string, workspaceId: string, access: Access, permissions: Permissions }):
   Promise<{ added: TeamWorkspaceView } | { added: undefined, taken: boolean }> {
     const p = input.permissions
-    const added = await this.withGrants(caller)
-      .with('inserted', (qc) => qc.insertInto('team_workspaces')
-        .columns(['id', 'organization_id', 'team_id', 'workspace_id', ...ROW_COLUMNS.slice(3)])
-        .expression((eb) => eb.selectFrom('workspaces as w')
-          .innerJoin('teams as t', (join) => join
-            .on('t.id', '=', input.teamId)
-            .onRef('t.organization_id', '=', 'w.organization_id'))
-          .where('w.id', '=', input.workspaceId)
-          .where(isAdminOf('w.id', 'w.organization_id'))
-          .select([
-            sql<string>`${newId('tws')}::text`.as('id'), 'w.organization_id', 't.id as team_id', 'w.id as workspace_id',
-            sql<Access>`${input.access}::text`.as('access'),
-            sql<string>`${p.runs}::text`.as('runs'),
-            sql<string>`${p.variables}::text`.as('variables'),
-            sql<string>`${p['state-versions']}::text`.as('state_versions'),
-            sql<string>`${p['sentinel-mocks']}::text`.as('sentinel_mocks'),
-            sql<boolean>`${p['workspace-locking']}::boolean`.as('workspace_locking'),
-            sql<boolean>`${p['run-tasks']}::boolean`.as('run_tasks')
-          ]))
-        .onConflict((oc) => oc.columns(['team_id', 'workspace_id']).doNothing())
-        .returning(ROW_COLUMNS))
-      .selectFrom('inserted')
-      .innerJoin('workspaces as w', 'w.id', 'inserted.workspace_id')
-      .innerJoin('organizations as o', 'o.id', 'w.organization_id')
-      .selectAll('inserted')
-      .select(['w.name as workspace_name', 'o.name as organization_name'])
-      .executeTakeFirst()
+    const values = [principalValue(caller), newId('tws'), input.teamId, input.workspaceId, input.access, p.runs, p.variables,
+      p['state-versions'], p['sentinel-mocks'], p['workspace-locking'], p['run-tasks']]
+    const query = this.shapes.compile(`add:${caller.kind}`, values, ([who, id, teamId, workspaceId, access, runs, variables, stateVersions, sentinelMocks, locking, runTasks]) =>
+      this.withGrants(principalOf(caller.kind, who!))
+        .with('inserted', (qc) => qc.insertInto('team_workspaces')
+          .columns(['id', 'organization_id', 'team_id', 'workspace_id', ...ROW_COLUMNS.slice(3)])
+          .expression((eb) => eb.selectFrom('workspaces as w')
+            .innerJoin('teams as t', (join) => join
+              .on('t.id', '=', teamId!)
+              .onRef('t.organization_id', '=', 'w.organization_id'))
+            .where('w.id', '=', workspaceId!)
+            .where(isAdminOf('w.id', 'w.organization_id'))
+            .select([
+              sql<string>`${id}::text`.as('id'), 'w.organization_id', 't.id as team_id', 'w.id as workspace_id',
+              sql<Access>`${access}::text`.as('access'),
+              sql<string>`${runs}::text`.as('runs'),
+              sql<string>`${variables}::text`.as('variables'),
+              sql<string>`${stateVersions}::text`.as('state_versions'),
+              sql<string>`${sentinelMocks}::text`.as('sentinel_mocks'),
+              sql<boolean>`${locking}::boolean`.as('workspace_locking'),
+              sql<boolean>`${runTasks}::boolean`.as('run_tasks')
+            ]))
+          .onConflict((oc) => oc.columns(['team_id', 'workspace_id']).doNothing())
+          .returning(ROW_COLUMNS))
+        .selectFrom('inserted')
+        .innerJoin('workspaces as w', 'w.id', 'inserted.workspace_id')
+        .innerJoin('organizations as o', 'o.id', 'w.organization_id')
+        .selectAll('inserted')
+        .select(['w.name as workspace_name', 'o.name as organization_name']))
+    const added = (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
     if (added !== undefined) return { added }
 
     // Nothing inserted: say "already taken" only to a caller who may manage that workspace.
@@ -220,28 +229,31 @@ export class TeamWorkspacesRepository {
    */
   async update (caller: Principal, id: string, changes: UpdateChanges):
   Promise<{ updated: TeamWorkspaceView } | { updated: undefined, current: Access | undefined }> {
-    const p = changes.permissions
-    const updated = await this.withGrants(caller)
-      .with('updated', (qc) => qc.updateTable('team_workspaces as tw')
-        .set((eb) => ({
-          access: changes.access ?? eb.ref('tw.access'),
-          ...(p.runs === undefined ? {} : { runs: p.runs }),
-          ...(p.variables === undefined ? {} : { variables: p.variables }),
-          ...(p['state-versions'] === undefined ? {} : { state_versions: p['state-versions'] }),
-          ...(p['sentinel-mocks'] === undefined ? {} : { sentinel_mocks: p['sentinel-mocks'] }),
-          ...(p['workspace-locking'] === undefined ? {} : { workspace_locking: p['workspace-locking'] }),
-          ...(p['run-tasks'] === undefined ? {} : { run_tasks: p['run-tasks'] })
-        }))
-        .where('tw.id', '=', id)
-        .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
-        .where('tw.access', 'in', changes.currentAccessIn)
-        .returning(ROW_COLUMNS.map((c) => `tw.${c}` as const)))
-      .selectFrom('updated')
-      .innerJoin('workspaces as w', 'w.id', 'updated.workspace_id')
-      .innerJoin('organizations as o', 'o.id', 'w.organization_id')
-      .selectAll('updated')
-      .select(['w.name as workspace_name', 'o.name as organization_name'])
-      .executeTakeFirst()
+    // the shape: which permissions are written, and which current levels allow it
+    const names = PERMISSION_COLUMNS.filter(([name]) => changes.permissions[name] !== undefined)
+    const key = `update:${caller.kind}:${changes.access === undefined ? '-' : 'access'}:${names.map(([name]) => name).join(',')}:${changes.currentAccessIn.length}`
+    const values = [principalValue(caller), id, ...(changes.access === undefined ? [] : [changes.access]),
+      ...names.map(([name]) => changes.permissions[name]), ...changes.currentAccessIn]
+    const query = this.shapes.compile(key, values, ([who, rowId, ...rest]) => {
+      const access = changes.access === undefined ? undefined : rest.shift()
+      const written = names.map(([, column]) => [column, rest.shift()] as const)
+      return this.withGrants(principalOf(caller.kind, who!))
+        .with('updated', (qc) => qc.updateTable('team_workspaces as tw')
+          .set((eb) => ({
+            access: access === undefined ? eb.ref('tw.access') : sql<Access>`${access}::text`,
+            ...Object.fromEntries(written.map(([column, value]) => [column, sql`${value}::${sql.raw(column === 'workspace_locking' || column === 'run_tasks' ? 'boolean' : 'text')}`]))
+          }))
+          .where('tw.id', '=', rowId!)
+          .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
+          .where('tw.access', 'in', rest as Access[])
+          .returning(ROW_COLUMNS.map((c) => `tw.${c}` as const)))
+        .selectFrom('updated')
+        .innerJoin('workspaces as w', 'w.id', 'updated.workspace_id')
+        .innerJoin('organizations as o', 'o.id', 'w.organization_id')
+        .selectAll('updated')
+        .select(['w.name as workspace_name', 'o.name as organization_name'])
+    })
+    const updated = (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
     if (updated !== undefined) return { updated }
 
     const current = await this.withGrants(caller)
@@ -255,12 +267,12 @@ export class TeamWorkspacesRepository {
 
   /** Removes the row if the caller administers its workspace; false when there was nothing it could remove. */
   async remove (caller: Principal, id: string): Promise<boolean> {
-    const removed = await this.withGrants(caller)
-      .deleteFrom('team_workspaces as tw')
-      .where('tw.id', '=', id)
-      .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
-      .returning('tw.id')
-      .executeTakeFirst()
-    return removed !== undefined
+    const query = this.shapes.compile(`remove:${caller.kind}`, [principalValue(caller), id], ([who, rowId]) =>
+      this.withGrants(principalOf(caller.kind, who!))
+        .deleteFrom('team_workspaces as tw')
+        .where('tw.id', '=', rowId!)
+        .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
+        .returning('tw.id'))
+    return (await this.db.executeQuery(query)).rows.length > 0
   }
 }

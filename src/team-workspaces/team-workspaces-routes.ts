@@ -17,8 +17,9 @@ const security = [{ bearerToken: [] }]
 // what the OpenAPI document says each operation takes and answers
 const produces = ['application/vnd.api+json']
 const consumes = ['application/vnd.api+json', 'application/json']
-/** Longer ids exist nowhere: answer 404 without asking the database. */
+/** Ids this long, or with a NUL (which PostgreSQL cannot even compare), exist nowhere: 404 without asking. */
 const MAX_ID_LENGTH = 128
+const impossibleId = (id: string): boolean => id.length > MAX_ID_LENGTH || id.includes('\u0000')
 
 /** The five operations of DESIGN §4. Encapsulated: registered inside the plugin, after authentication. */
 const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async (app, { db }) => {
@@ -31,7 +32,7 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
     const query = request.query as ListTeamWorkspacesQuery
     const page = parsePage(query['page[number]'], query['page[size]'])
     const workspaceId = query['filter[workspace][id]']
-    const result = workspaceId.length > MAX_ID_LENGTH ? undefined : await repository.list(principalOf(request), workspaceId, page)
+    const result = impossibleId(workspaceId) ? undefined : await repository.list(principalOf(request), workspaceId, page)
     if (result === undefined) throw await denial(db, request)
     const document: TeamWorkspaceListDocument = { data: result.rows.map((row) => toResource(row, prefix)) }
     if (page === undefined) return document
@@ -42,7 +43,7 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
     schema: { tags, operationId: 'showTeamWorkspace', summary: 'Show a team access relationship', params: TeamWorkspaceParams, description: descriptions.show, security, produces, response: responses.show }
   }, async (request) => {
     const { id } = request.params as { id: string }
-    const row = id.length > MAX_ID_LENGTH ? undefined : await repository.find(principalOf(request), id)
+    const row = impossibleId(id) ? undefined : await repository.find(principalOf(request), id)
     if (row === undefined) throw await denial(db, request)
     return { data: toResource(row, prefix) }
   })
@@ -77,7 +78,7 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
     const { access, ...requested } = data.attributes
     const changes = updateChanges(access, requested)
     if (Array.isArray(changes)) throw invalidAttribute(changes[0]!.detail, `/data/attributes/${changes[0]!.attribute}`)
-    if (id.length > MAX_ID_LENGTH) throw await denial(db, request)
+    if (impossibleId(id)) throw await denial(db, request)
     // a second try only when the row's level changed between the update and the look at why it failed
     for (let attempt = 0; attempt < 2; attempt++) {
       const result = await repository.update(principalOf(request), id, changes)
@@ -95,7 +96,7 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
     schema: { tags, operationId: 'removeTeamAccess', summary: 'Remove team access from a workspace', params: TeamWorkspaceParams, description: descriptions.remove, security, produces, response: responses.remove }
   }, async (request, reply) => {
     const { id } = request.params as { id: string }
-    const removed = id.length <= MAX_ID_LENGTH && await repository.remove(principalOf(request), id)
+    const removed = !impossibleId(id) && await repository.remove(principalOf(request), id)
     if (!removed) throw await denial(db, request)
     return await reply.status(204).send()
   })
