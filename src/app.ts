@@ -74,7 +74,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   })
 
   await registerOpenApi(app, VERSION)
-  await app.register(teamAccess, { prefix: API_PREFIX, database: connection.db, migrate: false })
+  await app.register(teamAccess, { prefix: API_PREFIX, database: connection.db, migrate: false, rateLimit: config.rateLimit })
   await registerDocsUi(app)
   app.addHook('onListen', async () => {
     if (app.demoSeeded) logDemo(app)

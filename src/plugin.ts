@@ -7,6 +7,8 @@ import { migrate as applyMigrations } from './db/migrate.js'
 import { authenticationHook, unauthorizedFirst, type Authenticate } from './auth/authenticate.js'
 import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler, toErrorObjects, unauthorized } from './jsonapi/errors.js'
 import { createAjv } from './validation.js'
+import rateLimit from '@fastify/rate-limit'
+import { rateLimitKey } from './auth/rate-limit-key.js'
 import teamWorkspaceRoutes from './team-workspaces/team-workspaces-routes.js'
 import { TeamWorkspacesRepository } from './team-workspaces/team-workspaces-repository.js'
 import { combineAccess, type EffectiveAccess } from './access/rules.js'
@@ -23,6 +25,12 @@ export interface TeamAccessOptions {
   migrate?: boolean
   /** Largest request body accepted, bytes (default 64 KiB). */
   bodyLimit?: number
+  /**
+   * Requests per second per caller (the user, team or organization behind the token; per
+   * client address without a valid one); 0 or absent switches it off. The standalone service
+   * sets it from RATE_LIMIT (default 30, as HCP Terraform).
+   */
+  rateLimit?: number
 }
 
 /** What the plugin adds to the host: the question it asks on every request of its own. */
@@ -72,7 +80,22 @@ const teamAccessApi: FastifyPluginAsync<TeamAccessOptions & { database: Kysely<D
   })
 
   await app.register(async (api) => {
-    api.addHook('onRequest', authenticationHook(options.authenticate))
+    // before authentication, so that a flood of bad tokens is limited too (per address)
+    if (options.rateLimit !== undefined && options.rateLimit > 0) {
+      const max = options.rateLimit
+      await api.register(rateLimit, {
+        max,
+        timeWindow: 1000,
+        keyGenerator: rateLimitKey(db, options.authenticate),
+        errorResponseBuilder: (_request, context) =>
+          new ApiError(429, 'too many requests', `More than ${max} requests per second; retry in ${Math.ceil(context.ttl / 1000)} s.`)
+      })
+    }
+    // a route-level hook, as the rate limiter's is, so that it runs after it
+    const authenticate = authenticationHook(options.authenticate)
+    api.addHook('onRoute', (route) => {
+      route.onRequest = [...(route.onRequest === undefined ? [] : [route.onRequest].flat()), authenticate]
+    })
     // a bad body with an unknown token is still 401: the token was not looked up before validation
     api.setErrorHandler(async (error: FastifyError, request, reply) => {
       let answer: FastifyError = error
