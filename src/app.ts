@@ -21,6 +21,25 @@ const DEMO_WORKSPACE = 'ws-prod'
 export interface BuildOptions {
   /** Fastify's logger option; by default pino at the configured level with the Authorization header redacted. */
   logger?: FastifyServerOptions['logger']
+  /** Where the default logger writes (standard output when absent); the log canary test reads it. */
+  logStream?: { write: (line: string) => void }
+}
+
+/** Query parameters whose values never reach a log line, should a client put a secret there. */
+const SECRET_PARAMETER = /token|secret|password|key|auth/i
+
+/** The request as logged: method, path, and the query with secret-looking values masked. */
+function requestForLog (request: { method: string, url: string, hostname?: string, ip?: string, id?: string }) {
+  const [path, query] = request.url.split('?', 2)
+  const url = query === undefined
+    ? path
+    : `${path}?${query.split('&').map((pair) => {
+      const [key = '', value] = pair.split('=', 2)
+      let name = key
+      try { name = decodeURIComponent(key) } catch {}
+      return value !== undefined && SECRET_PARAMETER.test(name) ? `${key}=[redacted]` : pair
+    }).join('&')}`
+  return { method: request.method, url, host: request.hostname, remoteAddress: request.ip }
 }
 
 /**
@@ -31,7 +50,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' }
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+      serializers: { req: requestForLog },
+      ...(options.logStream === undefined ? {} : { stream: options.logStream })
     },
     // bodies are JSON documents of a few hundred bytes; the plugin sets its own tighter limit
     bodyLimit: 1024 * 1024,
