@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { Server } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Config } from './config.js'
@@ -15,6 +16,8 @@ import teamAccess from './plugin.js'
 export const API_PREFIX = '/api/v2'
 export const DEMO_SEED = projectFile('seeds/demo.json')
 const VERSION = (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version
+/** How long a closing server keeps reading requests already sent on open connections. */
+const DRAIN_MS = 500
 const DEMO_TOKEN = 'acme-owners-demo-token'
 const DEMO_WORKSPACE = 'ws-prod'
 
@@ -72,7 +75,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   app.setNotFoundHandler(notFoundHandler)
   app.addHook('onRequest', async (request, reply) => { void reply.header('x-request-id', request.id) })
 
-  const connection = await connect(config.database, { onPoolError: (err) => app.log.warn({ err }, 'database pool error') })
+  const connection = await connect(config.database, { ...config.databaseTimeouts, onPoolError: (err) => app.log.warn({ err }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())
   app.decorate('db', connection.db)
   try {
@@ -97,6 +100,14 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await registerOpenApi(app, VERSION)
   await app.register(teamAccess, { prefix: API_PREFIX, database: connection.db, migrate: false, rateLimit: config.rateLimit })
   await registerDocsUi(app)
+  app.addHook('preClose', async () => {
+    // Node's close() also drops connections it sees as idle, and a connection whose request is
+    // still unread in its socket (the event loop busy with other requests) looks idle: stop
+    // accepting first, give what was already sent a moment to be read, then let Fastify close.
+    if (!app.server.listening) return
+    Server.prototype.close.call(app.server)
+    await new Promise((resolve) => setTimeout(resolve, DRAIN_MS))
+  })
   app.addHook('onListen', async () => {
     if (app.demoSeeded) logDemo(app)
   })

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { envSchema } from 'env-schema'
 import { StringEnum } from '../schemas/common.js'
-import type { DatabaseLocation } from './db/connect.js'
+import type { DatabaseLocation, DatabaseTimeouts } from './db/connect.js'
 
 /** The settings of DESIGN §5, from the environment. */
 export const Settings = Type.Object({
@@ -11,7 +11,10 @@ export const Settings = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './data', description: 'Embedded database directory; memory:// keeps it in memory.' }),
   SEED_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A seed file applied on start.' })),
   LOG_LEVEL: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino level.' }),
-  RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' })
+  RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' }),
+  DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections in the pool.' }),
+  DB_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a request waits for a pool connection before 503.' }),
+  DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a statement (or a lock wait) may take before 503.' })
 })
 export type Settings = Static<typeof Settings>
 
@@ -24,6 +27,8 @@ export interface Config {
   rateLimit: number
   /** Put the demo data into an empty embedded database (the standalone default). */
   demo: boolean
+  /** Pool size and timeouts on PostgreSQL (DB_POOL_SIZE, DB_CONNECTION_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
+  databaseTimeouts?: DatabaseTimeouts
 }
 
 /** A setting that is wrong: the message says which and why, for a person to read. */
@@ -54,6 +59,11 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     ...(settings.SEED_FILE === undefined ? {} : { seedFile: settings.SEED_FILE }),
     logLevel: settings.LOG_LEVEL,
     rateLimit: settings.RATE_LIMIT,
-    demo: true
+    demo: true,
+    databaseTimeouts: {
+      poolSize: settings.DB_POOL_SIZE,
+      connectionTimeoutMs: settings.DB_CONNECTION_TIMEOUT_MS,
+      statementTimeoutMs: settings.DB_STATEMENT_TIMEOUT_MS
+    }
   }
 }

@@ -40,13 +40,15 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
       statement_timeout: options.statementTimeoutMs ?? 5000,
       lock_timeout: options.statementTimeoutMs ?? 5000,
+      // a server that stops answering altogether (no statement_timeout can fire then)
+      query_timeout: (options.statementTimeoutMs ?? 5000) + 1000,
       idle_in_transaction_session_timeout: 10_000,
       idleTimeoutMillis: 30_000,
       application_name: 'team-access'
     })
     // an idle client's error (server restart, network) must not kill the process
     pool.on('error', (err) => options.onPoolError?.(err))
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool) }), log: options.log })
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool, options.onPoolError) }), log: options.log })
     return { db, engine: 'postgres', close: () => db.destroy() }
   }
   const pglite = new PGlite(location.dataDir === 'memory://' ? undefined : location.dataDir)
@@ -73,10 +75,17 @@ function statementName (text: string): string | undefined {
   return name
 }
 
-function preparing (pool: pg.Pool): PostgresPool {
+function preparing (pool: pg.Pool, onError?: (err: Error) => void): PostgresPool {
+  const listening = new WeakSet<pg.PoolClient>()
   return {
     connect: async () => {
       const client = await pool.connect()
+      // the pool listens to idle clients only: a connection lost while a request holds its client
+      // would otherwise be an unhandled 'error' event, and end the process
+      if (!listening.has(client)) {
+        listening.add(client)
+        client.on('error', (err) => onError?.(err))
+      }
       return {
         query: ((text: unknown, values?: unknown[]) => {
           if (typeof text !== 'string') return client.query(text as any) // a cursor

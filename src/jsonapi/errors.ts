@@ -52,7 +52,7 @@ export function isDatabaseUnavailable (err: unknown): boolean {
   if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true
   const message = typeof e.message === 'string' ? e.message : ''
   // pg's own wording for its client-side timeouts and lost connections
-  return /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|connect ECONNREFUSED|PGlite is closed|driver has already been destroyed/i.test(message)
+  return /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|connect ECONNREFUSED|Query read timeout|PGlite is closed|driver has already been destroyed/i.test(message)
 }
 
 /** Maps any error to its JSON:API document and status. 5xx details are never shown. */

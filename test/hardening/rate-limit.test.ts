@@ -37,7 +37,7 @@ t.test(`rate limiting on ${ENGINE}`, async (t) => {
 
     await waitForWindow()
     t.equal((await get(bearer('ann-token-one'))).statusCode, 200, 'the budget comes back after a second')
-    await recordFigure('rate limiting', '5 requests/s per caller: 6th answered 429 with X-RateLimit-* headers; shared across one user’s tokens; reset after 1 s', '429 past the limit')
+    await recordFigure(`rate limiting (${ENGINE})`, '5 requests/s per caller: 6th answered 429 with X-RateLimit-* headers; shared across one user’s tokens; reset after 1 s', '429 past the limit')
   })
 
   t.test('without a valid token the budget is the client address’s', async (t) => {
