@@ -1,9 +1,11 @@
 import type { Migration } from 'kysely'
 import * as m0001 from './0001_initial.js'
 import * as m0002 from './0002_workspace_access_counts.js'
+import * as m0003 from './0003_count_triggers_lock_team.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
-  '0002_workspace_access_counts': m0002
+  '0002_workspace_access_counts': m0002,
+  '0003_count_triggers_lock_team': m0003
 }

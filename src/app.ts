@@ -116,7 +116,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The standalone app's database (the plugin itself decorates nothing). */
+    /** The standalone app's database handle (for its tests and tools; the API does not use it). */
     db: Kysely<Database>
     /** The standalone app put the demo data into an empty embedded database on this start. */
     demoSeeded: boolean

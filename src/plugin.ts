@@ -33,7 +33,7 @@ export interface TeamAccessOptions {
   rateLimit?: number
 }
 
-/** What the plugin adds to the host: the question it asks on every request of its own. */
+/** What the plugin adds to the host: the question a host asks on every request of its own. */
 export interface TeamAccessDecorator {
   /**
    * The caller's effective access on a workspace (one query): the highest level it holds and the
@@ -71,6 +71,8 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
 const teamAccessApi: FastifyPluginAsync<TeamAccessOptions & { database: Kysely<Database> }> = async (app, options) => {
   const db = options.database
   jsonApiPlumbing(app, options.bodyLimit ?? 64 * 1024)
+  // a 404 scope of its own only exists under a prefix; at the root the host's handler stays the host's
+  if ((options.prefix ?? '') !== '') app.setNotFoundHandler(notFoundHandler)
 
   // go-tfe calls this on start to learn the API version; it needs no token.
   app.get('/ping', {
@@ -121,7 +123,6 @@ function jsonApiPlumbing (app: FastifyInstance, bodyLimit: number): void {
   const ajv = createAjv()
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema))
   app.setErrorHandler(errorHandler)
-  app.setNotFoundHandler(notFoundHandler)
 
   // Only JSON bodies: anything else on POST/PATCH is 415. Clients send a Content-Type on DELETE
   // with an empty body, or the body `null`: both are accepted.

@@ -94,3 +94,29 @@ t.test('the plugin opens and closes its own database when given a location', asy
   t.equal(res.statusCode, 401, 'migrated and answering')
   await app.close()
 })
+
+t.test('registered without a prefix, the plugin leaves the host’s 404s to the host; a host authenticate runs once a request', async (t) => {
+  const { default: Fastify } = await import('fastify')
+  const { default: teamAccess } = await import('team-access')
+  const { db, close } = await connect(await freshLocation(t))
+  t.teardown(close)
+  await migrate(db)
+  await applySeed(db, directory)
+  const app: FastifyInstance = Fastify()
+  app.setNotFoundHandler((_request, reply) => { void reply.status(404).send({ host: 'not here' }) })
+  let calls = 0
+  await app.register(teamAccess, {
+    database: db,
+    migrate: false,
+    rateLimit: 100,
+    authenticate: () => { calls++; return { kind: 'user', userId: 'user-ann' } }
+  })
+  t.teardown(() => app.close())
+  const missing = await app.inject('/no/such/route')
+  t.same(missing.json(), { host: 'not here' }, 'the host’s own 404')
+  calls = 0
+  const list = await app.inject('/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-web-prod')
+  t.equal(list.statusCode, 200, 'the API at the root')
+  t.equal(list.headers['x-ratelimit-limit'], '100', 'rate limited')
+  t.equal(calls, 1, 'authenticate ran once for the rate limiter and the authentication both')
+})

@@ -17,7 +17,6 @@ export type PermissionName = keyof Permissions
 export type FixedAccess = Exclude<Access, 'custom'>
 
 export const ACCESS_LEVELS: readonly Access[] = ['read', 'plan', 'write', 'admin', 'custom']
-export const FIXED_LEVELS: readonly FixedAccess[] = ['read', 'plan', 'write', 'admin']
 export const PERMISSION_NAMES: readonly PermissionName[] =
   ['runs', 'variables', 'state-versions', 'sentinel-mocks', 'workspace-locking', 'run-tasks']
 

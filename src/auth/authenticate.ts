@@ -18,6 +18,19 @@ export function tokenProven (request: FastifyRequest): void {
   proven.add(request)
 }
 
+// a host's authenticate runs once per request, though both the rate limiter and the hook ask
+const hostCallers = new WeakMap<FastifyRequest, Promise<Caller | null>>()
+
+/** The host's caller for a request, asked once. */
+export function hostCaller (authenticate: Authenticate, request: FastifyRequest): Promise<Caller | null> {
+  let caller = hostCallers.get(request)
+  if (caller === undefined) {
+    caller = Promise.resolve(authenticate(request))
+    hostCallers.set(request, caller)
+  }
+  return caller
+}
+
 /** Whoever the request acts for, once `authenticationHook` has let it through. */
 export function principalOf (request: FastifyRequest): Principal {
   const principal = principals.get(request)
@@ -34,7 +47,7 @@ export function authenticationHook (authenticate: Authenticate | undefined) {
   return async function authenticateRequest (request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     let principal: Principal | null
     if (authenticate !== undefined) {
-      principal = await authenticate(request)
+      principal = await hostCaller(authenticate, request)
     } else {
       const secret = bearerSecret(request.headers.authorization)
       principal = secret === null || secret.length > MAX_TOKEN_LENGTH ? null : { kind: 'bearer', digest: tokenDigest(secret) }

@@ -2,16 +2,6 @@ import { sql, type QueryCreator } from 'kysely'
 import type { Database } from '../db/database.js'
 import { usableToken, type Principal } from './caller.js'
 
-/** One source of a caller's standing in an organization: a team it acts through, or ownership as such. */
-export interface CallerGrant {
-  organization_id: string
-  /** null for an organization token, which acts through no team */
-  team_id: string | null
-  is_owner: boolean
-  manage_workspaces: boolean
-  read_workspaces: boolean
-}
-
 /**
  * What a caller acts as (DESIGN §3), as a query every authorization predicate joins against:
  * one row per team the caller acts through, or one ownership row for an organization token.

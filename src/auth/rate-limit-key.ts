@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { bearerSecret, MAX_TOKEN_LENGTH, resolveToken, type Caller } from './caller.js'
 import { tokenDigest } from './token-digest.js'
-import type { Authenticate } from './authenticate.js'
+import { hostCaller, type Authenticate } from './authenticate.js'
 
 const TTL_MS = 60_000
 const MAX_ENTRIES = 10_000
@@ -21,7 +21,7 @@ export function rateLimitKey (db: Kysely<Database>, authenticate: Authenticate |
     : caller.kind === 'organization' ? `organization:${caller.organizationId}` : caller.kind === 'team' ? `team:${caller.teamId}` : `user:${caller.userId}`
 
   return async function key (request: FastifyRequest): Promise<string> {
-    if (authenticate !== undefined) return keyOf(await authenticate(request)) ?? `ip:${request.ip}`
+    if (authenticate !== undefined) return keyOf(await hostCaller(authenticate, request)) ?? `ip:${request.ip}`
     const secret = bearerSecret(request.headers.authorization)
     if (secret === null || secret.length > MAX_TOKEN_LENGTH) return `ip:${request.ip}`
     const digest = tokenDigest(secret)
@@ -29,7 +29,8 @@ export function rateLimitKey (db: Kysely<Database>, authenticate: Authenticate |
     let known = subjects.get(digest)
     if (known === undefined || known.until < now) {
       known = { key: keyOf(await resolveToken(db, secret)), until: now + TTL_MS }
-      if (subjects.size >= MAX_ENTRIES) subjects.delete(subjects.keys().next().value!) // the oldest
+      subjects.delete(digest) // re-inserted last: the map's order is the order of freshness
+      if (subjects.size >= MAX_ENTRIES) subjects.delete(subjects.keys().next().value!) // the stalest
       subjects.set(digest, known)
     }
     return known.key ?? `ip:${request.ip}`

@@ -24,9 +24,6 @@ export interface Connection {
   close: () => Promise<void>
 }
 
-/** The values PGlite and pg disagree on are read through these, so queries stay engine-neutral. */
-export const toNumber = (value: number | bigint | string): number => Number(value)
-
 export async function connect (location: DatabaseLocation, options: DatabaseTimeouts & {
   onPoolError?: (err: Error) => void
   /** Kysely's log hook: sees every statement sent (the round-trip budget test counts with it). */

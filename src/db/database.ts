@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely'
+import type { ColumnType, Generated } from 'kysely'
 import type {
   Access, Runs, Variables, StateVersions, SentinelMocks, Visibility
 } from '../../schemas/common.js'
@@ -89,8 +89,3 @@ export interface WorkspaceAccessCountTable {
   organization_visible: number
 }
 
-export type TeamWorkspaceRow = Selectable<TeamWorkspaceTable>
-export type NewTeamWorkspace = Insertable<TeamWorkspaceTable>
-export type TeamWorkspaceUpdate = Updateable<TeamWorkspaceTable>
-export type TeamRow = Selectable<TeamTable>
-export type TokenRow = Selectable<TokenTable>

@@ -39,6 +39,7 @@ export const invalidAttribute = (detail: string, pointer: string): ApiError =>
 /** pg and PGlite codes that mean "the database cannot serve now", not "you sent something wrong". */
 const UNAVAILABLE_CODES = new Set([
   '57014', // statement timeout / query canceled
+  '40P01', '40001', // deadlock detected, serialization failure: worth a retry
   '55P03', // lock not available (lock_timeout)
   '53300', // too many connections
   '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now

@@ -12,15 +12,16 @@ export interface PageRequest { number: number, size: number }
  */
 export function parsePage (number: string | undefined, size: string | undefined): PageRequest | undefined {
   if (number === undefined && size === undefined) return undefined
-  const n = number === undefined ? 1 : positiveInteger(number)
+  const n = number === undefined ? 1 : positiveInteger(number, 15)
   if (n === undefined) throw badParameter('page[number]', 'page[number] must be a positive integer')
-  const s = size === undefined ? DEFAULT_PAGE_SIZE : positiveInteger(size)
+  const s = size === undefined ? DEFAULT_PAGE_SIZE : positiveInteger(size, 3)
   if (s === undefined || s > MAX_PAGE_SIZE) throw badParameter('page[size]', `page[size] must be between 1 and ${MAX_PAGE_SIZE}`)
   return { number: n, size: s }
 }
 
-function positiveInteger (value: string): number | undefined {
-  if (!/^\d{1,9}$/.test(value.trim())) return undefined
+/** A whole number ≥ 1 of at most `digits` digits (a page past the end is fine; past 15 digits no offset is). */
+function positiveInteger (value: string, digits: number): number | undefined {
+  if (!new RegExp(`^\\d{1,${digits}}$`).test(value.trim())) return undefined
   const n = Number(value)
   return n >= 1 ? n : undefined
 }

@@ -224,8 +224,8 @@ export class TeamWorkspacesRepository {
 
   /**
    * Applies `changes` in one UPDATE if the caller administers the row's workspace and the row's
-   * current level allows them. `updated` undefined: `found` tells whether the caller may manage the
-   * row (then its current level refused the change) or not (404).
+   * current level allows them. `updated` undefined: `current` is the row's level when the caller may
+   * manage it (then that level refused the change), undefined when it may not (404).
    */
   async update (caller: Principal, id: string, changes: UpdateChanges):
   Promise<{ updated: TeamWorkspaceView } | { updated: undefined, current: Access | undefined }> {

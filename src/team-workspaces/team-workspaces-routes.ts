@@ -7,7 +7,7 @@ import {
 import type { Database } from '../db/database.js'
 import { denial, principalOf, tokenProven } from '../auth/authenticate.js'
 import { customOnlyViolations, permissionsOnAdd, updateChanges, type Permissions } from '../access/permissions.js'
-import { invalidAttribute } from '../jsonapi/errors.js'
+import { ApiError, invalidAttribute } from '../jsonapi/errors.js'
 import { paginate, parsePage } from '../jsonapi/pagination.js'
 import { TeamWorkspacesRepository } from './team-workspaces-repository.js'
 import { toResource } from './serialize.js'
@@ -89,7 +89,7 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
       const violation = customOnlyViolations(result.current, requested as Partial<Permissions>)[0]
       if (violation !== undefined) throw invalidAttribute(violation.detail, `/data/attributes/${violation.attribute}`)
     }
-    throw await denial(db, request)
+    throw new ApiError(409, 'conflict', 'The team access changed while it was being updated; send the request again.')
   })
 
   app.delete('/team-workspaces/:id', {

@@ -55,6 +55,14 @@ t.test(`workspace access counts stay exact on ${ENGINE}`, async (t) => {
   await check(t, 'a workspace deleted')
   await applySeed(db, world)
   await check(t, 'the seed applied again (rows upserted, teams reset)')
+  // a team changing visibility while rows of it come and go, from concurrent transactions
+  await db.insertInto('workspaces').values(Array.from({ length: 10 }, (_, i) => ({ id: `ws-race-${i}`, organization_id: 'org-acme', name: `race${i}` }))).execute()
+  await Promise.all([
+    ...Array.from({ length: 10 }, (_, i) => db.updateTable('teams').set({ visibility: i % 2 === 0 ? 'organization' : 'secret' }).where('id', '=', 'team-blue').execute()),
+    ...Array.from({ length: 10 }, (_, i) => db.insertInto('team_workspaces').values(row(`tws-race-${i}`, 'team-blue', `ws-race-${i}`)).execute()
+      .then(() => i % 3 === 0 ? db.deleteFrom('team_workspaces').where('id', '=', `tws-race-${i}`).execute() : undefined))
+  ])
+  await check(t, 'visibility changes racing rows in and out')
   await db.deleteFrom('organizations').where('id', '=', 'org-acme').execute()
   await check(t, 'an organization deleted')
 })

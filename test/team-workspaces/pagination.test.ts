@@ -61,6 +61,13 @@ t.test(`pagination on ${ENGINE}`, async (t) => {
     t.same(body.links, { self: url(9), first: url(1), prev: url(3), next: null, last: url(3) })
   })
 
+  t.test('a page number far past the end is still 200 with empty data', async (t) => {
+    const res = await api.list('ws-big', owner, '&page%5Bnumber%5D=123456789012')
+    t.equal(res.statusCode, 200)
+    t.same(res.json().data, [])
+    t.equal(res.json().meta.pagination['current-page'], 123456789012)
+  })
+
   t.test('page[size] alone: the first page of that size', async (t) => {
     const body = (await api.list('ws-big', owner, '&page%5Bsize%5D=7')).json()
     t.same(ids(body), all.slice(0, 7))
