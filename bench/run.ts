@@ -50,9 +50,13 @@ const list = (ws: string, page = '') => `/api/v2/team-workspaces?filter%5Bworksp
 const page100 = (n: number) => `&page%5Bnumber%5D=${n}&page%5Bsize%5D=100`
 
 function scenarios (): Scenario[] {
-  // teams 10000..10499 have no row on ws-add; each cycle borrows one and gives it back after its
-  // DELETE (autocannon's context lives for one POST + DELETE sequence only)
-  const free = Array.from({ length: 500 }, (_, i) => `team-${10_000 + i}`)
+  // teams 10000.. have no rows: each cycle borrows a (team, small workspace) pair and gives it back
+  // after its DELETE (autocannon's context lives for one POST + DELETE sequence only); pairs on
+  // different workspaces, as adds by different people usually are
+  // (one workspace's adds and removes queue on its row-count row)
+  const free = Array.from({ length: 200 }, (_, i) => ({ team: `team-${10_000 + i}`, workspace: `ws-small-${i}` }))
+  // updates go round the 200 custom rows (the first row of each small workspace)
+  let nextRow = 0
   return [
     { name: 'show, as a member', floor: 'read', target: 0.6, options: { path: '/api/v2/team-workspaces/tws-s0-7', headers: { authorization: `Bearer ${userToken(7)}` } } },
     { name: 'show, as an owner', floor: 'read', target: 0.6, options: { path: '/api/v2/team-workspaces/tws-h-5000', headers: owner } },
@@ -61,7 +65,19 @@ function scenarios (): Scenario[] {
     { name: 'list page 5 of 100 at 1,000 rows', floor: 'read', target: 0.3, options: { path: list('ws-mid', page100(5)), headers: owner } },
     { name: 'list page 50 of 100 at 10,000 rows (deep)', floor: 'read', options: { path: list('ws-huge', page100(50)), headers: owner } },
     { name: 'list page 5 of 100 at 10,000 rows, as a member', floor: 'read', options: { path: list('ws-huge', page100(5)), headers: { authorization: `Bearer ${userToken(7)}` } } },
-    { name: 'update', floor: 'write', target: 0.5, options: { method: 'PATCH', path: '/api/v2/team-workspaces/tws-s0-0', headers: { ...owner, ...jsonapi }, body: JSON.stringify({ data: { attributes: { runs: 'plan' } } }) } },
+    {
+      name: 'update',
+      floor: 'write',
+      target: 0.5,
+      options: {
+        requests: [{
+          method: 'PATCH',
+          headers: { ...owner, ...jsonapi },
+          body: JSON.stringify({ data: { attributes: { runs: 'plan' } } }),
+          setupRequest: (request: any) => ({ ...request, path: `/api/v2/team-workspaces/tws-s${nextRow++ % 200}-0` })
+        }] as any
+      }
+    },
     {
       name: 'add + remove cycle',
       floor: 'write',
@@ -74,8 +90,8 @@ function scenarios (): Scenario[] {
             path: '/api/v2/team-workspaces',
             headers: { ...owner, ...jsonapi },
             setupRequest: (request: any, context: any) => {
-              context.team = free.shift()
-              return { ...request, body: JSON.stringify({ data: { type: 'team-workspaces', attributes: { access: 'write' }, relationships: { team: { data: { type: 'teams', id: context.team } }, workspace: { data: { type: 'workspaces', id: 'ws-add' } } } } }) }
+              context.pair = free.shift()
+              return { ...request, body: JSON.stringify({ data: { type: 'team-workspaces', attributes: { access: 'write' }, relationships: { team: { data: { type: 'teams', id: context.pair.team } }, workspace: { data: { type: 'workspaces', id: context.pair.workspace } } } } }) }
             },
             onResponse: (_status: number, body: string, context: any) => { context.id = JSON.parse(body).data?.id }
           },
@@ -83,7 +99,7 @@ function scenarios (): Scenario[] {
             method: 'DELETE',
             headers: owner,
             setupRequest: (request: any, context: any) => ({ ...request, path: `/api/v2/team-workspaces/${context.id}` }),
-            onResponse: (_status: number, _body: string, context: any) => { free.push(context.team) }
+            onResponse: (_status: number, _body: string, context: any) => { free.push(context.pair) }
           }
         ] as any
       }
