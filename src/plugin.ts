@@ -100,9 +100,9 @@ const teamAccessApi: FastifyPluginAsync<TeamAccessOptions & { database: Kysely<D
     })
     // a bad body with an unknown token is still 401: the token was not looked up before validation
     api.setErrorHandler(async (error: FastifyError, request, reply) => {
-      let answer: FastifyError = error
+      let answer: FastifyError | Error = error
       try {
-        if (await unauthorizedFirst(db, request, toErrorObjects(error).status)) answer = unauthorized() as unknown as FastifyError
+        if (await unauthorizedFirst(db, request, toErrorObjects(error).status)) answer = unauthorized()
       } catch {} // the database cannot say: answer the error as it is
       errorHandler(answer, request, reply)
     })

@@ -51,9 +51,12 @@ export async function tokenIsUsable (db: Kysely<Database>, digest: string): Prom
   return (await db.selectFrom('tokens').select('id').where(usableToken(digest)).executeTakeFirst()) !== undefined
 }
 
-/** The bearer secret of an `Authorization: Bearer …` header (scheme case-insensitive), if any. */
+/**
+ * The bearer secret of an `Authorization: Bearer …` header (scheme case-insensitive), if any;
+ * none when it is longer than any token can be.
+ */
 export function bearerSecret (header: string | undefined): string | null {
   if (header === undefined) return null
   const match = /^Bearer +(\S+) *$/i.exec(header)
-  return match === null ? null : match[1]!
+  return match === null || match[1]!.length > MAX_TOKEN_LENGTH ? null : match[1]!
 }

@@ -102,7 +102,7 @@ function validationError (error: ErrorObject, context: string | undefined): ApiE
 }
 
 /** The error handler of the app and of the plugin: every error leaves as a JSON:API document. */
-export function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+export function errorHandler (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const { status, errors } = toErrorObjects(error)
   if (status >= 500) request.log.error({ err: error }, 'request failed')
   void reply.status(status).type(JSONAPI_TYPE).send({ errors })
