@@ -14,7 +14,8 @@ import { throwawayPostgres } from './throwaway-postgres.js'
  * started again; and the pool and lock timeouts run out. Every answer must be a 503 document
  * within the configured timeout, nothing may hang, and the service must recover by itself.
  */
-const PORT = 54329 + (process.pid % 50)
+// below the ephemeral range (32768-60999 here), so no outgoing connection can hold it when the server restarts
+const PORT = 25432 + (process.pid % 50)
 const CONNECT_MS = 1000
 const STATEMENT_MS = 2000
 const POOL = 4

@@ -16,7 +16,8 @@ import { throwawayPostgres } from './throwaway-postgres.js'
  * runs it) on a PostgreSQL of the test's own. "In flight" is made certain: the test holds a lock
  * on the row all 100 PATCHes update, and signals only when the database shows all 100 waiting.
  */
-const PG_PORT = 54380 + (process.pid % 50)
+// below the ephemeral range (32768-60999 here), so no outgoing connection can take it
+const PG_PORT = 25482 + (process.pid % 50)
 const PORT = 3200 + (process.pid % 100)
 
 function send (method: string, path: string, body?: string): Promise<{ status: number, body: string }> {

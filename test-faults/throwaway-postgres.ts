@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { chownSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { chownSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -34,11 +34,15 @@ export function throwawayPostgres (port: number, settings: string[] = []): Throw
   const options = [`-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', '-c fsync=off', ...settings.map((s) => `-c ${s}`)].join(' ')
   const server: ThrowawayPostgres = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    // a start right after an immediate stop can find the old server not quite gone: try again
+    // a start right after an immediate stop can find the old server's processes or shared
+    // memory not quite gone: try again for up to 15 s, then say what the server logged
     start: () => {
       for (let attempt = 1; ; attempt++) {
         try { pgctl('start', ['-o', options]); return } catch (err) {
-          if (attempt >= 5) throw err
+          if (attempt >= 30) {
+            const log = readFileSync(join(dir, 'log'), 'utf8').trim().split('\n').slice(-5).join('\n')
+            throw new Error(`${(err as Error).message}\n${log}`)
+          }
           execFileSync('sleep', ['0.5'])
         }
       }
