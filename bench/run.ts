@@ -6,7 +6,9 @@
  *
  * Settings: BENCH_DATABASE_URL (an admin URL of the server, default postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_DURATION (s, default 10), BENCH_WARMUP (s, default 3), BENCH_CONNECTIONS (default 10),
- * BENCH_SKIP_PGLITE=1 to measure PostgreSQL only.
+ * BENCH_SKIP_PGLITE=1 to measure PostgreSQL only. BENCH_BASELINE=DIR (another checkout, built with
+ * `npm ci && npm run build`) adds a side-by-side section: that checkout's service and this one on the
+ * same database, each scenario driven on both, one after the other.
  */
 import autocannon, { type Options, type Result } from 'autocannon'
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -23,6 +25,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 3)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const SERVICE_PORT = 3110
 const FLOOR_PORT = 3111
+const BASELINE_PORT = 3112
+const BASELINE = process.env.BENCH_BASELINE
 
 interface Scenario {
   name: string
@@ -113,7 +117,7 @@ const floors: Record<'read' | 'write', Scenario> = {
 }
 
 function start (script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [projectFile(script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
+  const child = spawn(process.execPath, [script.startsWith('/') ? script : projectFile(script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
   child.on('exit', (code, signal) => { if (code !== null && code !== 0) console.error(`${script} exited with ${code ?? signal}`) })
   return child
 }
@@ -178,6 +182,38 @@ async function measureService (engine: 'postgres' | 'pglite', env: Record<string
   }
 }
 
+/**
+ * The baseline checkout and this one, side by side on one database: the baseline seeds and
+ * migrates first (it knows fewer migrations), then this checkout starts and migrates on.
+ */
+async function measureSideBySide (env: Record<string, string>, seedFile: string): Promise<string> {
+  const script = join(BASELINE!, 'dist/src/server.js')
+  const common = { ...env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT: '0' }
+  const baseline = start(script, { ...common, SEED_FILE: seedFile, PORT: String(BASELINE_PORT) })
+  let branch: ChildProcess | undefined
+  try {
+    await waitFor(`http://127.0.0.1:${BASELINE_PORT}/readyz`, 600_000)
+    branch = start('dist/src/server.js', { ...common, PORT: String(SERVICE_PORT) })
+    await waitFor(`http://127.0.0.1:${SERVICE_PORT}/readyz`, 600_000)
+    const lines: string[] = []
+    for (const scenario of scenarios()) {
+      const before = await drive(`http://127.0.0.1:${BASELINE_PORT}`, { ...scenario, name: `baseline: ${scenario.name}` }, baseline.pid!)
+      const after = await drive(`http://127.0.0.1:${SERVICE_PORT}`, { ...scenario, name: `this checkout: ${scenario.name}` }, branch.pid!)
+      lines.push(`| ${scenario.cycle ? `${scenario.name} (cycles/s)` : scenario.name} | ${before.rps.toFixed(0)} | ${after.rps.toFixed(0)} | ${(after.rps / before.rps).toFixed(2)} | ${before.p50} / ${after.p50} |`)
+    }
+    return `## Side by side on PostgreSQL: ${BASELINE} (baseline) and this checkout
+
+Each scenario driven on the baseline, then on this checkout, against the same database.
+
+| operation | baseline req/s | this checkout req/s | this / baseline | p50 ms (baseline / this) |
+|---|---:|---:|---:|---:|
+${lines.join('\n')}`
+  } finally {
+    if (branch !== undefined) await stop(branch)
+    await stop(baseline)
+  }
+}
+
 async function main (): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'team-access-bench-'))
   const seedFile = join(work, 'seed.json')
@@ -194,6 +230,7 @@ async function main (): Promise<void> {
   try {
     console.log(`PostgreSQL ${pgVersion}: ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s per run`)
     const pgEnv = { DATABASE_URL: url.toString() }
+    if (BASELINE !== undefined) sections.push(await measureSideBySide(pgEnv, seedFile))
     const seedSeconds = await seed(pgEnv, seedFile)
     console.log(`postgres: migrated and seeded in ${seedSeconds.toFixed(1)} s`)
     const floorRows = await measureFloor(pgEnv)

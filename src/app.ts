@@ -145,4 +145,3 @@ function logDemo (app: FastifyInstance): void {
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}${API_PREFIX}/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${DEMO_WORKSPACE}`
   app.log.info(`demo: list the team access of workspace ${DEMO_WORKSPACE} as the owners team:\n  curl -H 'Authorization: Bearer ${DEMO_TOKEN}' '${url}'`)
 }
-

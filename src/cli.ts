@@ -58,7 +58,9 @@ async function main (argv: string[]): Promise<number> {
   }
 }
 
-if (process.argv[1] !== undefined && /cli\.[jt]s$/.test(process.argv[1])) main(process.argv.slice(2)).then((code) => { process.exitCode = code }, (err: unknown) => {
-  console.error(`team-access: ${(err as Error).message}`)
-  process.exitCode = 1
-})
+if (process.argv[1] !== undefined && /cli\.[jt]s$/.test(process.argv[1])) {
+  main(process.argv.slice(2)).then((code) => { process.exitCode = code }, (err: unknown) => {
+    console.error(`team-access: ${(err as Error).message}`)
+    process.exitCode = 1
+  })
+}

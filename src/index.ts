@@ -4,7 +4,7 @@ import teamAccess from './plugin.js'
 export default teamAccess
 export type { TeamAccessOptions } from './plugin.js'
 export type { Caller } from './auth/caller.js'
-export type { Authenticate } from './auth/authenticate.js'
+export type { Authenticate } from './auth/authentication.js'
 export type { Database } from './db/database.js'
 export type { DatabaseLocation } from './db/connect.js'
 export { connect } from './db/connect.js'

@@ -1,17 +1,16 @@
-import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import { connect, type DatabaseLocation } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate as applyMigrations } from './db/migrate.js'
-import { authenticationHook, unauthorizedFirst, type Authenticate } from './auth/authenticate.js'
-import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler, toErrorObjects, unauthorized } from './jsonapi/errors.js'
+import authentication, { type Authenticate } from './auth/authentication.js'
+import { registerRateLimit } from './auth/rate-limit.js'
+import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler } from './jsonapi/errors.js'
 import { createAjv } from './validation.js'
-import rateLimit from '@fastify/rate-limit'
-import { rateLimitKey } from './auth/rate-limit-key.js'
 import teamWorkspaceRoutes from './team-workspaces/team-workspaces-routes.js'
 import { TeamWorkspacesRepository } from './team-workspaces/team-workspaces-repository.js'
-import { combineAccess, type EffectiveAccess } from './access/rules.js'
+import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
 import type { Caller } from './auth/caller.js'
 
 export interface TeamAccessOptions {
@@ -57,6 +56,7 @@ declare module 'fastify' {
 const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
   const db = await openDatabase(app, options.database)
   if (options.migrate ?? true) await applyMigrations(db)
+  // one repository per registration: its statements are built once and replayed
   const repository = new TeamWorkspacesRepository(db)
   app.decorate('teamAccess', {
     effectiveAccess: async ({ caller, workspaceId }) => {
@@ -64,12 +64,20 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
       return combineAccess(grants, grants.rows)
     }
   } satisfies TeamAccessDecorator)
-  await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', database: db })
+  await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repository })
 }, { name: 'team-access', fastify: '5.x' })
 
-/** The API itself, encapsulated. */
-const teamAccessApi: FastifyPluginAsync<TeamAccessOptions & { database: Kysely<Database> }> = async (app, options) => {
-  const db = options.database
+interface ApiOptions extends TeamAccessOptions {
+  db: Kysely<Database>
+  repository: TeamWorkspacesRepository
+}
+
+/**
+ * The API itself, encapsulated. A request flows top to bottom: JSON:API plumbing (content types,
+ * validator, the one error handler) → authentication (`request.caller`, or 401) → the caller's
+ * rate-limit budget → the route → the repository, whose statement applies the rules → a document.
+ */
+const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
   jsonApiPlumbing(app, options.bodyLimit ?? 64 * 1024)
   // a 404 scope of its own only exists under a prefix; at the root the host's handler stays the host's
   if ((options.prefix ?? '') !== '') app.setNotFoundHandler(notFoundHandler)
@@ -82,31 +90,9 @@ const teamAccessApi: FastifyPluginAsync<TeamAccessOptions & { database: Kysely<D
   })
 
   await app.register(async (api) => {
-    // before authentication, so that a flood of bad tokens is limited too (per address)
-    if (options.rateLimit !== undefined && options.rateLimit > 0) {
-      const max = options.rateLimit
-      await api.register(rateLimit, {
-        max,
-        timeWindow: 1000,
-        keyGenerator: rateLimitKey(db, options.authenticate),
-        errorResponseBuilder: (_request, context) =>
-          new ApiError(429, 'too many requests', `More than ${max} requests per second; retry in ${Math.ceil(context.ttl / 1000)} s.`)
-      })
-    }
-    // a route-level hook, as the rate limiter's is, so that it runs after it
-    const authenticate = authenticationHook(options.authenticate)
-    api.addHook('onRoute', (route) => {
-      route.onRequest = [...(route.onRequest === undefined ? [] : [route.onRequest].flat()), authenticate]
-    })
-    // a bad body with an unknown token is still 401: the token was not looked up before validation
-    api.setErrorHandler(async (error: FastifyError, request, reply) => {
-      let answer: FastifyError | Error = error
-      try {
-        if (await unauthorizedFirst(db, request, toErrorObjects(error).status)) answer = unauthorized()
-      } catch {} // the database cannot say: answer the error as it is
-      errorHandler(answer, request, reply)
-    })
-    await api.register(teamWorkspaceRoutes, { db })
+    await api.register(authentication, { db: options.db, authenticate: options.authenticate, failuresPerSecond: options.rateLimit ?? 0 })
+    if (options.rateLimit !== undefined && options.rateLimit > 0) await registerRateLimit(api, options.rateLimit)
+    await api.register(teamWorkspaceRoutes, { repository: options.repository })
   })
 }
 

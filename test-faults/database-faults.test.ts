@@ -65,6 +65,7 @@ t.test('database faults: stop under load, pool exhaustion, lock waits, recovery'
     let slowest = 0
     let notDocuments = 0
     const load = Promise.all(Array.from({ length: 8 }, async () => {
+      // eslint-disable-next-line no-unmodified-loop-condition -- the test body sets it while the load runs
       while (!stop) {
         const { value: res, ms } = await timed(show)
         seen.set(res.statusCode, (seen.get(res.statusCode) ?? 0) + 1)

@@ -55,13 +55,19 @@ t.test(`the standalone app on ${ENGINE}`, async (t) => {
     const bodies = [undefined, '', 'null', '{', '[]', '{"data":1}', '\u0000']
     const types = [undefined, 'application/json', 'application/vnd.api+json', 'text/plain', 'application/x-www-form-urlencoded']
     let count = 0
-    for (const url of paths) for (const method of methods) for (const payload of bodies) for (const type of types) {
-      const headers: Record<string, string> = { ...bearer('none-such-token') }
-      if (type) headers['content-type'] = type
-      const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
-      count++
-      if (res.statusCode >= 500) t.fail(`${method} ${url} ${type} ${JSON.stringify(payload)} → ${res.statusCode} ${res.body}`)
-      if (method !== 'HEAD' && res.statusCode >= 400 && !Array.isArray(res.json().errors)) t.fail(`${method} ${url}: not a JSON:API error document: ${res.body}`)
+    for (const url of paths) {
+      for (const method of methods) {
+        for (const payload of bodies) {
+          for (const type of types) {
+            const headers: Record<string, string> = { ...bearer('none-such-token') }
+            if (type) headers['content-type'] = type
+            const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
+            count++
+            if (res.statusCode >= 500) t.fail(`${method} ${url} ${type} ${JSON.stringify(payload)} → ${res.statusCode} ${res.body}`)
+            if (method !== 'HEAD' && res.statusCode >= 400 && !Array.isArray(res.json().errors)) t.fail(`${method} ${url}: not a JSON:API error document: ${res.body}`)
+          }
+        }
+      }
     }
     t.pass(`${count} requests, none answered 5xx`)
   })
@@ -80,27 +86,29 @@ t.test(`the standalone app on ${ENGINE}`, async (t) => {
 })
 
 // the embedded default only exists without DATABASE_URL
-if (ENGINE === 'pglite') t.test('the embedded default: demo data on an empty database, kept across restarts', async (t) => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'team-access-data-'))
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
-  const config = testConfig({ dataDir }, { demo: true })
-  const list = '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-prod'
+if (ENGINE === 'pglite') {
+  t.test('the embedded default: demo data on an empty database, kept across restarts', async (t) => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'team-access-data-'))
+    t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+    const config = testConfig({ dataDir }, { demo: true })
+    const list = '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-prod'
 
-  const first = await buildApp(config, { logger: false })
-  t.equal(first.demoSeeded, true, 'the demo seed was applied')
-  const before = await first.inject({ url: list, headers: bearer('acme-owners-demo-token') })
-  t.equal(before.statusCode, 200)
-  t.ok(before.json().data.length > 0, 'the demo workspace has team access')
-  await first.db.updateTable('workspaces').set({ name: 'production' }).where('id', '=', 'ws-prod').execute()
-  await first.close()
+    const first = await buildApp(config, { logger: false })
+    t.equal(first.demoSeeded, true, 'the demo seed was applied')
+    const before = await first.inject({ url: list, headers: bearer('acme-owners-demo-token') })
+    t.equal(before.statusCode, 200)
+    t.ok(before.json().data.length > 0, 'the demo workspace has team access')
+    await first.db.updateTable('workspaces').set({ name: 'production' }).where('id', '=', 'ws-prod').execute()
+    await first.close()
 
-  const second = await buildApp(config, { logger: false })
-  t.teardown(() => second.close())
-  t.equal(second.demoSeeded, false, 'a database with data is not seeded again')
-  const after = await second.inject({ url: list, headers: bearer('acme-owners-demo-token') })
-  t.same(after.json().data.map((r: any) => r.id), before.json().data.map((r: any) => r.id), 'the rows survived the restart')
-  t.match(after.json().data[0].relationships.workspace.links.related, /\/workspaces\/production$/, 'and so did the change')
-})
+    const second = await buildApp(config, { logger: false })
+    t.teardown(() => second.close())
+    t.equal(second.demoSeeded, false, 'a database with data is not seeded again')
+    const after = await second.inject({ url: list, headers: bearer('acme-owners-demo-token') })
+    t.same(after.json().data.map((r: any) => r.id), before.json().data.map((r: any) => r.id), 'the rows survived the restart')
+    t.match(after.json().data[0].relationships.workspace.links.related, /\/workspaces\/production$/, 'and so did the change')
+  })
+}
 
 t.test('a database that is not reachable fails the start with the reason', async (t) => {
   await t.rejects(buildApp(testConfig({ url: 'postgres://postgres@127.0.0.1:1/none' }), { logger: false }), { message: /ECONNREFUSED/ })

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
-import type { Database } from '../db/database.js'
+import type { Database, TokenTable } from '../db/database.js'
+import { QueryShapes } from '../db/query-shapes.js'
 import { tokenDigest } from './token-digest.js'
 
 /**
@@ -12,16 +13,6 @@ export type Caller =
   | { kind: 'team', teamId: string }
   | { kind: 'user', userId: string }
 
-/**
- * A bearer token that has not been looked up: the statement that needs the caller's grants
- * resolves it itself (src/auth/caller-grants.ts), one round trip less per request. Whether it was
- * valid at all is asked only when an operation finds nothing, to tell 401 from 404.
- */
-export interface BearerPrincipal { kind: 'bearer', digest: string }
-
-/** Whoever a request acts for: a resolved caller, or a bearer token still to be resolved. */
-export type Principal = Caller | BearerPrincipal
-
 /** Longer bearer values are refused without a lookup. */
 export const MAX_TOKEN_LENGTH = 512
 
@@ -31,13 +22,15 @@ export const usableToken = (digest: string) => (eb: ExpressionBuilder<Database, 
   eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', sql<Date>`now()`)])
 ])
 
-/** The caller a bearer secret stands for, or null when it is unknown or expired. One indexed query. */
+/** The caller a bearer secret stands for, or null when it is unknown or expired. One indexed query, never cached. */
 export async function resolveToken (db: Kysely<Database>, secret: string): Promise<Caller | null> {
   if (secret.length === 0 || secret.length > MAX_TOKEN_LENGTH) return null
-  const token = await db.selectFrom('tokens')
+  // the statement is built once and replayed: this runs on every request
+  const query = tokenShapes.compile('token', [tokenDigest(secret)], ([digest]) => db.selectFrom('tokens')
     .select(['kind', 'organization_id', 'team_id', 'user_id'])
-    .where(usableToken(tokenDigest(secret)))
-    .executeTakeFirst()
+    .where(usableToken(digest!))
+    .limit(1))
+  const token = (await db.executeQuery<Pick<TokenTable, 'kind' | 'organization_id' | 'team_id' | 'user_id'>>(query)).rows[0]
   if (token === undefined) return null
   switch (token.kind) {
     case 'organization': return { kind: 'organization', organizationId: token.organization_id! }
@@ -46,10 +39,7 @@ export async function resolveToken (db: Kysely<Database>, secret: string): Promi
   }
 }
 
-/** Whether a digest belongs to a usable token (asked only when an operation found nothing). */
-export async function tokenIsUsable (db: Kysely<Database>, digest: string): Promise<boolean> {
-  return (await db.selectFrom('tokens').select('id').where(usableToken(digest)).executeTakeFirst()) !== undefined
-}
+const tokenShapes = new QueryShapes()
 
 /**
  * The bearer secret of an `Authorization: Bearer …` header (scheme case-insensitive), if any;

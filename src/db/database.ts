@@ -29,7 +29,6 @@ export interface UserTable {
   created_at: CreatedAt
 }
 
-
 export interface TeamTable {
   id: string
   organization_id: string
@@ -66,7 +65,6 @@ export interface TokenTable {
   created_at: CreatedAt
 }
 
-
 export interface TeamWorkspaceTable {
   id: string
   organization_id: string
@@ -88,4 +86,3 @@ export interface WorkspaceAccessCountTable {
   total: number
   organization_visible: number
 }
-

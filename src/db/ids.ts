@@ -18,3 +18,7 @@ export function newId (prefix: IdPrefix): string {
   }
   return `${prefix}-${out}`
 }
+
+/** Ids longer than any we serve, or with a NUL (which PostgreSQL cannot even compare), exist nowhere: 404 without asking. */
+const MAX_ID_LENGTH = 128
+export const impossibleId = (id: string): boolean => id.length > MAX_ID_LENGTH || id.includes('\u0000')

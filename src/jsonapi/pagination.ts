@@ -1,4 +1,3 @@
-import type { PaginationLinks, PaginationMeta } from '../../schemas/jsonapi.js'
 import { ApiError } from './errors.js'
 
 export const DEFAULT_PAGE_SIZE = 20
@@ -28,33 +27,3 @@ function positiveInteger (value: string, digits: number): number | undefined {
 
 const badParameter = (parameter: string, detail: string) =>
   new ApiError(422, 'invalid parameter', detail, { parameter })
-
-/**
- * `meta.pagination` and top-level `links` of a page. `pageUrl(n)` is the absolute URL of page n
- * (it keeps the filter). An empty list still has one (empty) page.
- */
-export function paginate (page: PageRequest, total: number, pageUrl: (n: number) => string):
-{ meta: { pagination: PaginationMeta }, links: PaginationLinks } {
-  const totalPages = Math.max(1, Math.ceil(total / page.size))
-  const prev = page.number > 1 ? Math.min(page.number - 1, totalPages) : null
-  const next = page.number < totalPages ? page.number + 1 : null
-  return {
-    meta: {
-      pagination: {
-        'current-page': page.number,
-        'page-size': page.size,
-        'prev-page': prev,
-        'next-page': next,
-        'total-pages': totalPages,
-        'total-count': total
-      }
-    },
-    links: {
-      self: pageUrl(page.number),
-      first: pageUrl(1),
-      prev: prev === null ? null : pageUrl(prev),
-      next: next === null ? null : pageUrl(next),
-      last: pageUrl(totalPages)
-    }
-  }
-}

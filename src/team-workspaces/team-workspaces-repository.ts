@@ -1,61 +1,34 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Access } from '../../schemas/common.js'
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
-import { callerGrants } from '../auth/caller-grants.js'
-import type { Principal } from '../auth/caller.js'
-import type { Permissions, UpdateChanges } from '../access/permissions.js'
-import type { AccessSource } from '../access/rules.js'
-import { permissionsOf } from './serialize.js'
+import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
+import { callerGrants, callerOfKind, callerValue } from '../access/grants.js'
+import { actsThrough, administersWorkspacesOf, isAdminOf, isMemberOf, readsWorkspacesOf, seesTeam } from '../access/predicates.js'
+import type { Caller } from '../auth/caller.js'
+import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
+import type { AccessSource } from '../access/effective-access.js'
 
 /**
  * Team-workspace rows, read and written with the caller's visibility and permission applied in
- * SQL (the rules of src/access/rules.ts), one statement per operation so that concurrent writes
- * are decided by the database: the unique (team, workspace) key for duplicate adds, row locks
- * for updates of different attributes.
+ * SQL (the predicates of src/access/predicates.ts), one statement per operation so that
+ * concurrent writes are decided by the database: the unique (team, workspace) key for duplicate
+ * adds, row locks for updates of different attributes. Each statement is built once per shape
+ * (src/db/query-shapes.ts) and replayed with new values.
  */
 
 /** A row with what its links need. */
-export interface TeamWorkspaceView {
+export type TeamWorkspaceView = PermissionRow & {
   id: string
   team_id: string
   workspace_id: string
   access: Access
-  runs: Permissions['runs']
-  variables: Permissions['variables']
-  state_versions: Permissions['state-versions']
-  sentinel_mocks: Permissions['sentinel-mocks']
-  workspace_locking: boolean
-  run_tasks: boolean
   workspace_name: string
   organization_name: string
 }
 
-/** Each permission with its column. */
-const PERMISSION_COLUMNS = [
-  ['runs', 'runs'], ['variables', 'variables'], ['state-versions', 'state_versions'], ['sentinel-mocks', 'sentinel_mocks'],
-  ['workspace-locking', 'workspace_locking'], ['run-tasks', 'run_tasks']
-] as const
-
-const ROW_COLUMNS = ['id', 'team_id', 'workspace_id', 'access', 'runs', 'variables', 'state_versions',
-  'sentinel_mocks', 'workspace_locking', 'run_tasks'] as const
-
-// The predicates below read the `grants` CTE (src/auth/caller-grants.ts) that every query starts with.
-
-/** The caller acts in the organization: it is a member, or holds its organization token. */
-const isMemberOf = (organization: string): RawBuilder<boolean> =>
-  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)})`
-
-/** The caller is an owner or a workspace admin (manage-workspaces, or a team row with access admin). */
-const isAdminOf = (workspace: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
-  exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_workspaces))
-  or exists (select 1 from team_workspaces a join grants g on g.team_id = a.team_id
-             where a.workspace_id = ${sql.ref(workspace)} and a.access = 'admin'))`
-
-/** The caller acts through this team. */
-const actsThrough = (team: string): RawBuilder<boolean> =>
-  sql<boolean>`exists (select 1 from grants g where g.team_id = ${sql.ref(team)})`
+const ROW_COLUMNS = ['id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES] as const
 
 export interface Page { number: number, size: number }
 
@@ -65,48 +38,39 @@ export interface ListResult {
   total: number
 }
 
-/** The one value that identifies a principal, and the principal of a kind built back from it. */
-const principalValue = (p: Principal): string =>
-  p.kind === 'bearer' ? p.digest : p.kind === 'organization' ? p.organizationId : p.kind === 'team' ? p.teamId : p.userId
-const principalOf = (kind: Principal['kind'], value: string): Principal =>
-  kind === 'bearer' ? { kind, digest: value } : kind === 'organization' ? { kind, organizationId: value } : kind === 'team' ? { kind, teamId: value } : { kind, userId: value }
+export type AddResult = { added: TeamWorkspaceView } | { added: undefined, taken: boolean }
+export type UpdateResult = { updated: TeamWorkspaceView } | { updated: undefined, current: Access | undefined }
 
 export class TeamWorkspacesRepository {
-  // every operation's statement is built once per shape
   private readonly shapes = new QueryShapes()
 
   constructor (private readonly db: Kysely<Database>) {}
 
-  private withGrants (caller: Principal) {
+  private withGrants (caller: Caller) {
     return this.db.with('grants', (qc) => callerGrants(qc, caller))
   }
 
   /**
-   * Everything that grants the caller access to a workspace, in one statement: organization-level
-   * admin (owner or manage-workspaces) and read, and the permissions of each of its teams' rows there.
+   * Everything that grants the caller access to a workspace, in one statement: organization-wide
+   * admin and read, and the permissions of each of its teams' rows there.
    */
-  async grantsOn (caller: Principal, workspaceId: string): Promise<{ admin: boolean, read: boolean, rows: AccessSource[] }> {
+  async grantsOn (caller: Caller, workspaceId: string): Promise<{ admin: boolean, read: boolean, rows: AccessSource[] }> {
     const result = await this.withGrants(caller)
       .selectFrom('workspaces as w')
       .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(actsThrough('tw.team_id')))
       .where('w.id', '=', workspaceId)
-      .select([
-        sql<boolean>`exists (select 1 from grants g where g.organization_id = w.organization_id and (g.is_owner or g.manage_workspaces))`.as('admin'),
-        sql<boolean>`exists (select 1 from grants g where g.organization_id = w.organization_id and g.read_workspaces)`.as('read'),
-        'tw.access', 'tw.runs', 'tw.variables', 'tw.state_versions', 'tw.sentinel_mocks', 'tw.workspace_locking', 'tw.run_tasks'
-      ])
+      .select([administersWorkspacesOf('w.organization_id').as('admin'), readsWorkspacesOf('w.organization_id').as('read'), 'tw.access'])
+      .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
       .execute()
-    const rows = result.filter((r) => r.access !== null).map((r) => ({
-      access: r.access!,
-      permissions: permissionsOf(r as Parameters<typeof permissionsOf>[0])
-    }))
+    const rows = result.filter((r) => r.access !== null)
+      .map((r) => ({ access: r.access!, permissions: permissionsOf(r as PermissionRow) }))
     return { admin: result[0]?.admin === true, read: result[0]?.read === true, rows }
   }
 
   /** One row, if the caller may see it. */
-  async find (caller: Principal, id: string): Promise<TeamWorkspaceView | undefined> {
-    const query = this.shapes.compile(`find:${caller.kind}`, [principalValue(caller), id], ([who, rowId]) =>
-      this.withGrants(principalOf(caller.kind, who!))
+  async find (caller: Caller, id: string): Promise<TeamWorkspaceView | undefined> {
+    const query = this.shapes.compile(`find:${caller.kind}`, [callerValue(caller), id], ([who, rowId]) =>
+      this.withGrants(callerOfKind(caller.kind, who!))
         .selectFrom('team_workspaces as tw')
         .innerJoin('teams as t', 't.id', 'tw.team_id')
         .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
@@ -115,11 +79,7 @@ export class TeamWorkspacesRepository {
         .select(['w.name as workspace_name', 'o.name as organization_name'])
         .where('tw.id', '=', rowId!)
         .where(isMemberOf('tw.organization_id'))
-        .where((eb) => eb.or([
-          eb('t.visibility', '=', 'organization'),
-          actsThrough('tw.team_id'),
-          isAdminOf('tw.workspace_id', 'tw.organization_id')
-        ])))
+        .where((eb) => eb.or([seesTeam('tw.team_id', 't.visibility'), isAdminOf('tw.workspace_id', 'tw.organization_id')])))
     return (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
   }
 
@@ -127,22 +87,18 @@ export class TeamWorkspacesRepository {
    * The rows of a workspace the caller may see, in creation order, in one statement; undefined when
    * the workspace does not exist or the caller is no member of its organization.
    */
-  async list (caller: Principal, workspaceId: string, page?: Page): Promise<ListResult | undefined> {
-    // A row is visible to an admin outright (checked once, so the OR stops there), else when
-    // its team is visible to the organization or is one the caller acts through. Correlated
-    // lookups, not a join, so that a page walks the (workspace, created_at, id) index in order
-    // and stops at offset + limit.
-    const visible = sql<boolean>`(ws.is_admin
-      or (select t.visibility from teams t where t.id = tw.team_id) = 'organization'
-      or ${actsThrough('tw.team_id')})`
-    const values = [principalValue(caller), workspaceId, ...(page === undefined ? [] : [page.size, (page.number - 1) * page.size])]
-    const query = this.shapes.compile(`list:${caller.kind}:${page === undefined ? 'all' : 'page'}`, values, ([who, wsId, limit, offset]) => this.withGrants(principalOf(caller.kind, who!))
+  async list (caller: Caller, workspaceId: string, page?: Page): Promise<ListResult | undefined> {
+    // A row is visible to an admin outright (checked once, so the OR stops there), else when its
+    // team is one the member sees. Correlated lookups, not a join, so that a page walks the
+    // (workspace, created_at, id) index in order and stops at offset + limit.
+    const visible = sql<boolean>`(ws.is_admin or ${seesTeam('tw.team_id', sql<string>`(select t.visibility from teams t where t.id = tw.team_id)`)})`
+    const values = [callerValue(caller), workspaceId, ...(page === undefined ? [] : [page.size, (page.number - 1) * page.size])]
+    const query = this.shapes.compile(`list:${caller.kind}:${page === undefined ? 'all' : 'page'}`, values, ([who, wsId, limit, offset]) => this.withGrants(callerOfKind(caller.kind, who!))
       .with('ws', (qc) => qc.selectFrom('workspaces as w')
         .innerJoin('organizations as o', 'o.id', 'w.organization_id')
         .where('w.id', '=', wsId!)
         .where(isMemberOf('w.organization_id'))
-        .select(['w.id', 'w.name as workspace_name', 'o.name as organization_name',
-          isAdminOf('w.id', 'w.organization_id').as('is_admin')]))
+        .select(['w.id', 'w.name as workspace_name', 'o.name as organization_name', isAdminOf('w.id', 'w.organization_id').as('is_admin')]))
       // O(1) whatever the workspace's size: the trigger-kept counts (migration 0002), plus for a
       // member the rows of the secret teams it acts through; materialized so it runs once
       .with((cte) => cte('total').materialized(), (qc) => qc.selectFrom('ws')
@@ -168,39 +124,29 @@ export class TeamWorkspacesRepository {
       .orderBy('p.created_at').orderBy('p.id'))
     const result = (await this.db.executeQuery<TeamWorkspaceView & { total: number | string }>(query)).rows
     if (result.length === 0) return undefined
-    const rows = result.filter((r) => r.id !== null)
-    return { rows, total: Number(result[0]!.total) }
+    return { rows: result.filter((r) => r.id !== null), total: Number(result[0]!.total) }
   }
 
   /**
    * Adds a row if the caller administers the workspace and the team is of its organization.
    * `added` undefined: nothing was inserted; `taken` tells whether that was because the pair exists
-   * (only ever true for a caller who may see that).
+   * (only ever true for a caller who may manage that workspace).
    */
-  async add (caller: Principal, input: { teamId: string, workspaceId: string, access: Access, permissions: Permissions }):
-  Promise<{ added: TeamWorkspaceView } | { added: undefined, taken: boolean }> {
-    const p = input.permissions
-    const values = [principalValue(caller), newId('tws'), input.teamId, input.workspaceId, input.access, p.runs, p.variables,
-      p['state-versions'], p['sentinel-mocks'], p['workspace-locking'], p['run-tasks']]
-    const query = this.shapes.compile(`add:${caller.kind}`, values, ([who, id, teamId, workspaceId, access, runs, variables, stateVersions, sentinelMocks, locking, runTasks]) =>
-      this.withGrants(principalOf(caller.kind, who!))
+  async add (caller: Caller, input: { teamId: string, workspaceId: string, access: Access, permissions: Permissions }): Promise<AddResult> {
+    const values = [callerValue(caller), newId('tws'), input.teamId, input.workspaceId, input.access,
+      ...PERMISSION_NAMES.map((name) => input.permissions[name])]
+    const query = this.shapes.compile(`add:${caller.kind}`, values, ([who, id, teamId, workspaceId, access, ...permissions]) =>
+      this.withGrants(callerOfKind(caller.kind, who!))
         .with('inserted', (qc) => qc.insertInto('team_workspaces')
-          .columns(['id', 'organization_id', 'team_id', 'workspace_id', ...ROW_COLUMNS.slice(3)])
+          .columns(['id', 'organization_id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES])
           .expression((eb) => eb.selectFrom('workspaces as w')
-            .innerJoin('teams as t', (join) => join
-              .on('t.id', '=', teamId!)
-              .onRef('t.organization_id', '=', 'w.organization_id'))
+            .innerJoin('teams as t', (join) => join.on('t.id', '=', teamId!).onRef('t.organization_id', '=', 'w.organization_id'))
             .where('w.id', '=', workspaceId!)
             .where(isAdminOf('w.id', 'w.organization_id'))
             .select([
               sql<string>`${id}::text`.as('id'), 'w.organization_id', 't.id as team_id', 'w.id as workspace_id',
               sql<Access>`${access}::text`.as('access'),
-              sql<string>`${runs}::text`.as('runs'),
-              sql<string>`${variables}::text`.as('variables'),
-              sql<string>`${stateVersions}::text`.as('state_versions'),
-              sql<string>`${sentinelMocks}::text`.as('sentinel_mocks'),
-              sql<boolean>`${locking}::boolean`.as('workspace_locking'),
-              sql<boolean>`${runTasks}::boolean`.as('run_tasks')
+              ...PERMISSION_NAMES.map((name, i) => sql`${permissions[i]}::${sql.raw(columnType(name))}`.as(PERMISSION_COLUMNS[name]))
             ]))
           .onConflict((oc) => oc.columns(['team_id', 'workspace_id']).doNothing())
           .returning(ROW_COLUMNS))
@@ -227,21 +173,20 @@ export class TeamWorkspacesRepository {
    * current level allows them. `updated` undefined: `current` is the row's level when the caller may
    * manage it (then that level refused the change), undefined when it may not (404).
    */
-  async update (caller: Principal, id: string, changes: UpdateChanges):
-  Promise<{ updated: TeamWorkspaceView } | { updated: undefined, current: Access | undefined }> {
+  async update (caller: Caller, id: string, changes: UpdateChanges): Promise<UpdateResult> {
     // the shape: which permissions are written, and which current levels allow it
-    const names = PERMISSION_COLUMNS.filter(([name]) => changes.permissions[name] !== undefined)
-    const key = `update:${caller.kind}:${changes.access === undefined ? '-' : 'access'}:${names.map(([name]) => name).join(',')}:${changes.currentAccessIn.length}`
-    const values = [principalValue(caller), id, ...(changes.access === undefined ? [] : [changes.access]),
-      ...names.map(([name]) => changes.permissions[name]), ...changes.currentAccessIn]
+    const names = PERMISSION_NAMES.filter((name) => changes.permissions[name] !== undefined)
+    const key = `update:${caller.kind}:${changes.access === undefined ? '-' : 'access'}:${names.join(',')}:${changes.currentAccessIn.length}`
+    const values = [callerValue(caller), id, ...(changes.access === undefined ? [] : [changes.access]),
+      ...names.map((name) => changes.permissions[name]), ...changes.currentAccessIn]
     const query = this.shapes.compile(key, values, ([who, rowId, ...rest]) => {
       const access = changes.access === undefined ? undefined : rest.shift()
-      const written = names.map(([, column]) => [column, rest.shift()] as const)
-      return this.withGrants(principalOf(caller.kind, who!))
+      const written = names.map((name) => [name, rest.shift()] as const)
+      return this.withGrants(callerOfKind(caller.kind, who!))
         .with('updated', (qc) => qc.updateTable('team_workspaces as tw')
           .set((eb) => ({
             access: access === undefined ? eb.ref('tw.access') : sql<Access>`${access}::text`,
-            ...Object.fromEntries(written.map(([column, value]) => [column, sql`${value}::${sql.raw(column === 'workspace_locking' || column === 'run_tasks' ? 'boolean' : 'text')}`]))
+            ...Object.fromEntries(written.map(([name, value]) => [PERMISSION_COLUMNS[name], sql`${value}::${sql.raw(columnType(name))}`]))
           }))
           .where('tw.id', '=', rowId!)
           .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
@@ -266,9 +211,9 @@ export class TeamWorkspacesRepository {
   }
 
   /** Removes the row if the caller administers its workspace; false when there was nothing it could remove. */
-  async remove (caller: Principal, id: string): Promise<boolean> {
-    const query = this.shapes.compile(`remove:${caller.kind}`, [principalValue(caller), id], ([who, rowId]) =>
-      this.withGrants(principalOf(caller.kind, who!))
+  async remove (caller: Caller, id: string): Promise<boolean> {
+    const query = this.shapes.compile(`remove:${caller.kind}`, [callerValue(caller), id], ([who, rowId]) =>
+      this.withGrants(callerOfKind(caller.kind, who!))
         .deleteFrom('team_workspaces as tw')
         .where('tw.id', '=', rowId!)
         .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))

@@ -1,92 +1,84 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
-  AddTeamWorkspaceBody, descriptions, ListTeamWorkspacesQuery, responses, TeamWorkspaceParams, UpdateTeamWorkspaceBody,
-  type TeamWorkspaceListDocument
+  AddTeamWorkspaceBody, descriptions, ListTeamWorkspacesQuery, responses, TeamWorkspaceParams, UpdateTeamWorkspaceBody
 } from '../../schemas/team-workspaces.js'
-import type { Database } from '../db/database.js'
-import { denial, principalOf, tokenProven } from '../auth/authenticate.js'
-import { customOnlyViolations, permissionsOnAdd, updateChanges, type Permissions } from '../access/permissions.js'
-import { ApiError, invalidAttribute } from '../jsonapi/errors.js'
-import { paginate, parsePage } from '../jsonapi/pagination.js'
-import { TeamWorkspacesRepository } from './team-workspaces-repository.js'
-import { toResource } from './serialize.js'
+import { customOnlyViolations, permissionsOnAdd, updateChanges } from '../access/permissions.js'
+import { pickPermissions } from '../db/permission-columns.js'
+import { impossibleId } from '../db/ids.js'
+import { ApiError, invalidAttribute, notFound } from '../jsonapi/errors.js'
+import { collection, paged, single } from '../jsonapi/document.js'
+import { parsePage } from '../jsonapi/pagination.js'
+import { originOf } from '../jsonapi/origin.js'
+import type { TeamWorkspacesRepository } from './team-workspaces-repository.js'
+import { toResource } from './team-workspaces-serialize.js'
 
 const tags = ['team-access']
 const security = [{ bearerToken: [] }]
 // what the OpenAPI document says each operation takes and answers
 const produces = ['application/vnd.api+json']
 const consumes = ['application/vnd.api+json', 'application/json']
-/** Ids this long, or with a NUL (which PostgreSQL cannot even compare), exist nowhere: 404 without asking. */
-const MAX_ID_LENGTH = 128
-const impossibleId = (id: string): boolean => id.length > MAX_ID_LENGTH || id.includes('\u0000')
 
-/** The five operations of DESIGN §4. Encapsulated: registered inside the plugin, after authentication. */
-const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async (app, { db }) => {
-  const repository = new TeamWorkspacesRepository(db)
+/**
+ * The five operations of DESIGN §4. Registered after authentication: `request.caller` is who
+ * asks. Whatever the caller may not see or do comes back from the repository as "nothing", and
+ * answers the same 404 as a missing id.
+ */
+const teamWorkspaceRoutes: FastifyPluginAsyncTypebox<{ repository: TeamWorkspacesRepository }> = async (app, { repository }) => {
   const prefix = app.prefix
 
   app.get('/team-workspaces', {
     schema: { tags, operationId: 'listTeamWorkspaces', summary: 'List team access to a workspace', querystring: ListTeamWorkspacesQuery, description: descriptions.list, security, produces, response: responses.list }
   }, async (request) => {
-    const query = request.query as ListTeamWorkspacesQuery
-    const page = parsePage(query['page[number]'], query['page[size]'])
-    const workspaceId = query['filter[workspace][id]']
-    const result = impossibleId(workspaceId) ? undefined : await repository.list(principalOf(request), workspaceId, page)
-    if (result === undefined) throw await denial(db, request)
-    const document: TeamWorkspaceListDocument = { data: result.rows.map((row) => toResource(row, prefix)) }
-    if (page === undefined) return document
-    return { ...document, ...paginate(page, result.total, (n) => pageUrl(request, prefix, workspaceId, n, page.size)) }
+    const { 'filter[workspace][id]': workspaceId, 'page[number]': number, 'page[size]': size } = request.query
+    const page = parsePage(number, size)
+    const result = impossibleId(workspaceId) ? undefined : await repository.list(request.caller, workspaceId, page)
+    if (result === undefined) throw notFound()
+    const data = result.rows.map((row) => toResource(row, prefix))
+    if (page === undefined) return collection(data)
+    return paged(data, page, result.total, { origin: originOf(request), path: `${prefix}/team-workspaces`, params: { 'filter[workspace][id]': workspaceId } })
   })
 
   app.get('/team-workspaces/:id', {
     schema: { tags, operationId: 'showTeamWorkspace', summary: 'Show a team access relationship', params: TeamWorkspaceParams, description: descriptions.show, security, produces, response: responses.show }
   }, async (request) => {
-    const { id } = request.params as { id: string }
-    const row = impossibleId(id) ? undefined : await repository.find(principalOf(request), id)
-    if (row === undefined) throw await denial(db, request)
-    return { data: toResource(row, prefix) }
+    const { id } = request.params
+    const row = impossibleId(id) ? undefined : await repository.find(request.caller, id)
+    if (row === undefined) throw notFound()
+    return single(toResource(row, prefix))
   })
 
   app.post('/team-workspaces', {
     schema: { tags, operationId: 'addTeamAccess', summary: 'Add team access to a workspace', body: AddTeamWorkspaceBody, description: descriptions.add, security, consumes, produces, response: responses.add }
   }, async (request) => {
-    const { data } = request.body as AddTeamWorkspaceBody
-    const { access, ...requested } = data.attributes
+    const { attributes: { access, ...attributes }, relationships } = request.body.data
+    const requested = pickPermissions(attributes)
     const violation = customOnlyViolations(access, requested)[0]
     if (violation !== undefined) throw invalidAttribute(violation.detail, `/data/attributes/${violation.attribute}`)
-    const result = await repository.add(principalOf(request), {
-      teamId: data.relationships.team.data.id,
-      workspaceId: data.relationships.workspace.data.id,
-      access,
-      permissions: permissionsOnAdd(access, requested)
-    })
-    if (result.added !== undefined) return { data: toResource(result.added, prefix) }
-    if (result.taken) {
-      tokenProven(request)
-      throw invalidAttribute('Team has already been taken', '/data/relationships/team')
-    }
-    throw await denial(db, request)
+    const input = { teamId: relationships.team.data.id, workspaceId: relationships.workspace.data.id, access, permissions: permissionsOnAdd(access, requested) }
+    const result = await repository.add(request.caller, input)
+    if (result.added !== undefined) return single(toResource(result.added, prefix))
+    if (result.taken) throw invalidAttribute('Team has already been taken', '/data/relationships/team')
+    throw notFound()
   })
 
   app.patch('/team-workspaces/:id', {
     schema: { tags, operationId: 'updateTeamAccess', summary: 'Update team access to a workspace', params: TeamWorkspaceParams, body: UpdateTeamWorkspaceBody, description: descriptions.update, security, consumes, produces, response: responses.update }
   }, async (request) => {
-    const { id } = request.params as { id: string }
-    const { data } = request.body as UpdateTeamWorkspaceBody
+    const { id } = request.params
+    const { data } = request.body
     if (data.id !== undefined && data.id !== id) throw invalidAttribute('data.id does not match the id in the path', '/data/id')
-    const { access, ...requested } = data.attributes
+    const { access, ...attributes } = data.attributes
+    const requested = pickPermissions(attributes)
     const changes = updateChanges(access, requested)
     if (Array.isArray(changes)) throw invalidAttribute(changes[0]!.detail, `/data/attributes/${changes[0]!.attribute}`)
-    if (impossibleId(id)) throw await denial(db, request)
+    if (impossibleId(id)) throw notFound()
     // a second try only when the row's level changed between the update and the look at why it failed
     for (let attempt = 0; attempt < 2; attempt++) {
-      const result = await repository.update(principalOf(request), id, changes)
-      if (result.updated !== undefined) return { data: toResource(result.updated, prefix) }
-      if (result.current === undefined) throw await denial(db, request)
-      tokenProven(request)
+      const result = await repository.update(request.caller, id, changes)
+      if (result.updated !== undefined) return single(toResource(result.updated, prefix))
+      if (result.current === undefined) throw notFound()
       // the row's current level refused the permissions given: say which, as on add
-      const violation = customOnlyViolations(result.current, requested as Partial<Permissions>)[0]
+      const violation = customOnlyViolations(result.current, requested)[0]
       if (violation !== undefined) throw invalidAttribute(violation.detail, `/data/attributes/${violation.attribute}`)
     }
     throw new ApiError(409, 'conflict', 'The team access changed while it was being updated; send the request again.')
@@ -95,21 +87,11 @@ const teamWorkspaceRoutes: FastifyPluginAsync<{ db: Kysely<Database> }> = async 
   app.delete('/team-workspaces/:id', {
     schema: { tags, operationId: 'removeTeamAccess', summary: 'Remove team access from a workspace', params: TeamWorkspaceParams, description: descriptions.remove, security, produces, response: responses.remove }
   }, async (request, reply) => {
-    const { id } = request.params as { id: string }
-    const removed = !impossibleId(id) && await repository.remove(principalOf(request), id)
-    if (!removed) throw await denial(db, request)
+    const { id } = request.params
+    const removed = !impossibleId(id) && await repository.remove(request.caller, id)
+    if (!removed) throw notFound()
     return await reply.status(204).send()
   })
-}
-
-/** An absolute URL of a page that keeps the filter, brackets percent-encoded (as HCP Terraform's links). */
-function pageUrl (request: FastifyRequest, prefix: string, workspaceId: string, number: number, size: number): string {
-  const query = new URLSearchParams({
-    'filter[workspace][id]': workspaceId,
-    'page[number]': String(number),
-    'page[size]': String(size)
-  })
-  return `${request.protocol}://${request.host}${prefix}/team-workspaces?${query.toString()}`
 }
 
 export default teamWorkspaceRoutes

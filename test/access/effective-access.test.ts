@@ -8,7 +8,9 @@ const seed = {
   users: users.map((u) => ({ id: `user-${u}`, username: u })),
   organizations: [
     {
-      id: 'org-acme', name: 'acme', tokens: ['acme-org-token'],
+      id: 'org-acme',
+      name: 'acme',
+      tokens: ['acme-org-token'],
       teams: [
         { id: 'team-owners', name: 'owners', owners: true, members: ['owner'] },
         { id: 'team-managers', name: 'managers', 'organization-access': { 'manage-workspaces': true }, members: ['manager'] },

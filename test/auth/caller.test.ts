@@ -1,6 +1,6 @@
 import t from 'tap'
 import { resolveToken, bearerSecret } from '../../src/auth/caller.js'
-import { callerGrants } from '../../src/auth/caller-grants.js'
+import { callerGrants } from '../../src/access/grants.js'
 import { applySeed } from '../../src/db/seed.js'
 import { build, bearer, ENGINE } from '../helper.js'
 
@@ -13,7 +13,9 @@ const seed = {
   ],
   organizations: [
     {
-      id: 'org-acme', name: 'acme', tokens: ['acme-org-token'],
+      id: 'org-acme',
+      name: 'acme',
+      tokens: ['acme-org-token'],
       teams: [
         { id: 'team-owners', name: 'owners', owners: true, members: ['alice'], tokens: ['acme-owners-token'] },
         { id: 'team-ops', name: 'ops', 'organization-access': { 'manage-workspaces': true, 'read-workspaces': true }, members: ['bob'], tokens: ['acme-ops-token'] },
@@ -124,6 +126,33 @@ t.test(`token → caller (DESIGN §3) on ${ENGINE}`, async (t) => {
         t.equal(res.statusCode, 401, `${token}: ${request.method} ${request.url.slice(0, 60)} ${'payload' in request ? request.payload.slice(0, 40) : ''}`)
       }
     }
+  })
+})
+
+t.test(`nothing is cached: a change between two requests counts on the second (${ENGINE})`, async (t) => {
+  const app = await build(t, {
+    seed: {
+      users: [{ id: 'user-dan', username: 'dan', tokens: ['dan-token-1234'] }, { id: 'user-eve', username: 'eve', tokens: ['eve-token-1234'] }],
+      organizations: [{
+        id: 'org-n',
+        name: 'n',
+        teams: [{ id: 'team-n-red', name: 'red', members: ['dan', 'eve'] }],
+        workspaces: [{ id: 'ws-n', name: 'n' }],
+        'team-access': [{ id: 'tws-n', team: 'red', workspace: 'n', access: 'admin' }]
+      }]
+    }
+  })
+  const show = (token: string) => app.inject({ url: '/api/v2/team-workspaces/tws-n', headers: bearer(token) })
+
+  t.test('a membership removed: the very next request is denied', async (t) => {
+    t.equal((await show('dan-token-1234')).statusCode, 200, 'a member of the secret team sees its row')
+    await app.db.deleteFrom('team_memberships').where('user_id', '=', 'user-dan').execute()
+    t.equal((await show('dan-token-1234')).statusCode, 404, 'no longer a member: not found')
+  })
+  t.test('a token expired: the very next request is 401', async (t) => {
+    t.equal((await show('eve-token-1234')).statusCode, 200)
+    await app.db.updateTable('tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', 'user-eve').execute()
+    t.equal((await show('eve-token-1234')).statusCode, 401)
   })
 })
 

@@ -24,9 +24,17 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
     { id: 'ws-b', organization_id: 'org-b', name: 'b' }
   ]).execute()
   const row = {
-    id: 'tws-1', organization_id: 'org-a', team_id: 'team-a', workspace_id: 'ws-a', access: 'read' as const,
-    runs: 'read' as const, variables: 'read' as const, state_versions: 'read' as const, sentinel_mocks: 'none' as const,
-    workspace_locking: false, run_tasks: false
+    id: 'tws-1',
+    organization_id: 'org-a',
+    team_id: 'team-a',
+    workspace_id: 'ws-a',
+    access: 'read' as const,
+    runs: 'read' as const,
+    variables: 'read' as const,
+    state_versions: 'read' as const,
+    sentinel_mocks: 'none' as const,
+    workspace_locking: false,
+    run_tasks: false
   }
 
   const rejects = async (t: Test, what: string, write: () => Promise<unknown>, code: string) => {

@@ -29,8 +29,17 @@ t.test(`seed files on ${ENGINE}`, async (t) => {
     t.same(members, [{ team_id: 'team-owners', user_id: 'user-alice' }, { team_id: 'team-red', user_id: 'user-bob' }])
     const access = await db.selectFrom('team_workspaces').selectAll().executeTakeFirstOrThrow()
     t.match(access, {
-      id: 'tws-1', organization_id: 'org-acme', team_id: 'team-red', workspace_id: 'ws-prod', access: 'custom',
-      runs: 'plan', variables: 'none', state_versions: 'none', sentinel_mocks: 'none', workspace_locking: false, run_tasks: false
+      id: 'tws-1',
+      organization_id: 'org-acme',
+      team_id: 'team-red',
+      workspace_id: 'ws-prod',
+      access: 'custom',
+      runs: 'plan',
+      variables: 'none',
+      state_versions: 'none',
+      sentinel_mocks: 'none',
+      workspace_locking: false,
+      run_tasks: false
     }, 'custom: the given permission, the defaults for the rest')
   })
 

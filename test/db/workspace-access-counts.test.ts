@@ -34,8 +34,17 @@ t.test(`workspace access counts stay exact on ${ENGINE}`, async (t) => {
 
   await check(t, 'after the seed')
   const row = (id: string, team: string, workspace: string) => ({
-    id, organization_id: 'org-acme', team_id: team, workspace_id: workspace, access: 'read' as const, runs: 'read' as const,
-    variables: 'read' as const, state_versions: 'read' as const, sentinel_mocks: 'none' as const, workspace_locking: false, run_tasks: false
+    id,
+    organization_id: 'org-acme',
+    team_id: team,
+    workspace_id: workspace,
+    access: 'read' as const,
+    runs: 'read' as const,
+    variables: 'read' as const,
+    state_versions: 'read' as const,
+    sentinel_mocks: 'none' as const,
+    workspace_locking: false,
+    run_tasks: false
   })
   await db.insertInto('team_workspaces').values([row('tws-c1', 'team-green', 'ws-dev'), row('tws-c2', 'team-red', 'ws-dev')]).execute()
   await check(t, 'rows added')

@@ -18,12 +18,6 @@ type Level = typeof LEVELS[number]
 
 interface Team { id: string, org: number, owners: boolean, visibility: 'secret' | 'organization', manage: boolean, read: boolean }
 interface Row { team: string, ws: string, access: Level }
-interface World {
-  teams: Team[]
-  members: Array<[number, number]> // [user, team index]
-  workspaces: Array<{ id: string, org: number }>
-  rows: Row[]
-}
 
 const ORGS = 2
 const USERS = 4
@@ -141,8 +135,11 @@ t.test(`the service agrees with a reference model of DESIGN §3-§4 on ${ENGINE}
         case 'list': {
           res = await app.inject({ url: `/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${wsId}`, headers })
           const org = orgOf(wsId)
-          expected = g === null ? { status: 401 } : org === undefined || !member(g, org) ? { status: 404 }
-            : { status: 200, ids: [...rows].filter(([, x]) => x.ws === wsId && visible(g, x)).map(([id]) => id).sort() }
+          expected = g === null
+            ? { status: 401 }
+            : org === undefined || !member(g, org)
+              ? { status: 404 }
+              : { status: 200, ids: [...rows].filter(([, x]) => x.ws === wsId && visible(g, x)).map(([id]) => id).sort() }
           break
         }
         case 'show': {

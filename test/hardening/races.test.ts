@@ -65,6 +65,6 @@ t.test(`races on ${ENGINE}`, async (t) => {
       if (await rowOf(id)) odd.push('row left behind')
     }
     t.same(odd, [])
-    await recordFigure(`PATCH × DELETE (${ENGINE})`, `20 rounds: every one 200/204 or 404/204, no row left, no 5xx`, 'the delete always lands; no 5xx')
+    await recordFigure(`PATCH × DELETE (${ENGINE})`, '20 rounds: every one 200/204 or 404/204, no row left, no 5xx', 'the delete always lands; no 5xx')
   })
 })

@@ -1,10 +1,10 @@
 import type { Access, Visibility } from '../../schemas/common.js'
-import { IMPLICIT_PERMISSIONS, strongestPermissions, type Permissions } from './permissions.js'
+import { higher } from '../../src/access/effective-access.js'
 
 /**
- * Who may see and change team access (DESIGN §3), as pure functions over what a caller acts as.
- * The repository applies the same rules in SQL; these are the statement of them that tests and
- * the reference model check it against.
+ * The reference model: who may see and change team access (DESIGN §3), as pure functions over
+ * what a caller acts as. The service states these rules once, as SQL predicates
+ * (src/access/predicates.ts); this plain statement of them is what tests read them against.
  */
 
 /** One team the caller acts through, or (teamId null) an organization token's ownership. */
@@ -20,15 +20,6 @@ export interface AccessRow {
   teamId: string
   access: Access
   visibility: Visibility
-}
-
-const RANK: Record<Access, number> = { custom: 0, read: 1, plan: 2, write: 3, admin: 4 }
-
-/** The stronger of two levels; a fixed level outranks custom (custom is never admin). */
-export function higher (a: Access | null, b: Access | null): Access | null {
-  if (a === null) return b
-  if (b === null) return a
-  return RANK[b] > RANK[a] ? b : a
 }
 
 export const isMember = (grants: readonly Grant[], organizationId: string): boolean =>
@@ -65,32 +56,4 @@ export function maySee (grants: readonly Grant[], organizationId: string, rows: 
   if (row.visibility === 'organization') return true
   if (grants.some((g) => g.teamId === row.teamId)) return true
   return mayModify(grants, organizationId, rows)
-}
-
-/** One grant a caller holds on a workspace, from whichever source. */
-export interface AccessSource {
-  access: Access
-  permissions: Permissions
-}
-
-/** What the caller may do on a workspace: the highest level it holds and the strongest of every permission. */
-export interface EffectiveAccess {
-  /** The highest fixed level, else `custom` when only custom rows grant anything, else null. */
-  access: Access | null
-  /** Attribute-wise the strongest permissions across every grant; null without any grant. */
-  permissions: Permissions | null
-}
-
-/**
- * Combines the grants on one workspace: ownership and manage-workspaces count as admin,
- * read-workspaces as read, and each team row as its level with its own permissions.
- */
-export function combineAccess (organization: { admin: boolean, read: boolean }, rows: readonly AccessSource[]): EffectiveAccess {
-  const sources: AccessSource[] = [...rows]
-  if (organization.admin) sources.push({ access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
-  if (organization.read) sources.push({ access: 'read', permissions: IMPLICIT_PERMISSIONS.read })
-  return {
-    access: sources.reduce<Access | null>((best, s) => higher(best, s.access), null),
-    permissions: strongestPermissions(sources.map((s) => s.permissions))
-  }
 }

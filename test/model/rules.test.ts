@@ -1,5 +1,6 @@
 import t from 'tap'
-import { effectiveAccess, higher, isMember, mayModify, maySee, type AccessRow, type Grant } from '../../src/access/rules.js'
+import { effectiveAccess, isMember, mayModify, maySee, type AccessRow, type Grant } from './rules.js'
+import { higher } from '../../src/access/effective-access.js'
 
 const ORG = 'org-a'
 const team = (teamId: string, extra: Partial<Grant> = {}): Grant =>
