@@ -11,13 +11,14 @@
  * same database, each scenario driven on both, one after the other.
  */
 import autocannon, { type Options, type Result } from 'autocannon'
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { cpus, totalmem, tmpdir, platform, release } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { projectFile } from '../src/project-file.js'
 import { dataset, ORG_TOKEN, userToken } from './dataset.js'
+import { start, stop, waitFor } from './processes.js'
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
@@ -114,30 +115,6 @@ function scenarios (): Scenario[] {
 const floors: Record<'read' | 'write', Scenario> = {
   read: { name: 'floor: one primary-key SELECT', options: { path: '/floor/read/tws-h-5000' } },
   write: { name: 'floor: one INSERT + one DELETE', options: { method: 'POST', path: '/floor/write' } }
-}
-
-function start (script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [script.startsWith('/') ? script : projectFile(script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
-  child.on('exit', (code, signal) => { if (code !== null && code !== 0) console.error(`${script} exited with ${code ?? signal}`) })
-  return child
-}
-
-async function waitFor (url: string, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (Date.now() < until) {
-    try {
-      if ((await fetch(url)).status < 500) return
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
-  throw new Error(`${url} did not answer within ${timeoutMs / 1000}s`)
-}
-
-async function stop (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
 }
 
 const rssMb = (pid: number): number => {

@@ -2,10 +2,14 @@ import type { Migration } from 'kysely'
 import * as m0001 from './0001_initial.js'
 import * as m0002 from './0002_workspace_access_counts.js'
 import * as m0003 from './0003_count_triggers_lock_team.js'
+import * as m0004 from './0004_seed_grants.js'
+import * as m0005 from './0005_row_team_visibility.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_workspace_access_counts': m0002,
-  '0003_count_triggers_lock_team': m0003
+  '0003_count_triggers_lock_team': m0003,
+  '0004_seed_grants': m0004,
+  '0005_row_team_visibility': m0005
 }

@@ -65,3 +65,4 @@ export const SeedDocument = Type.Object({
 
 export type SeedDocument = Static<typeof SeedDocument>
 export type SeedToken = Static<typeof SeedToken>
+export type SeedTeamAccess = Static<typeof SeedTeamAccess>

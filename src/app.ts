@@ -8,7 +8,7 @@ import { connect, ping } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
-import { errorHandler, notFoundHandler } from './jsonapi/errors.js'
+import { errorHandler, loggable, notFoundHandler } from './jsonapi/errors.js'
 import { projectFile } from './project-file.js'
 import { registerDocsUi, registerOpenApi } from './docs.js'
 import teamAccess from './plugin.js'
@@ -19,7 +19,7 @@ const VERSION = (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) a
 /** How long a closing server keeps reading requests already sent on open connections. */
 const DRAIN_MS = 500
 const DEMO_TOKEN = 'acme-owners-demo-token'
-const DEMO_WORKSPACE = 'ws-prod'
+const DEMO_WORKSPACE = 'ws-DemoProduction01'
 
 export interface BuildOptions {
   /** Fastify's logger option; by default pino at the configured level with the Authorization header redacted. */
@@ -75,7 +75,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   app.setNotFoundHandler(notFoundHandler)
   app.addHook('onRequest', async (request, reply) => { void reply.header('x-request-id', request.id) })
 
-  const connection = await connect(config.database, { ...config.databaseTimeouts, onPoolError: (err) => app.log.warn({ err }, 'database pool error') })
+  const connection = await connect(config.database, { ...config.databaseTimeouts, onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())
   app.decorate('db', connection.db)
   try {
@@ -98,7 +98,19 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   })
 
   await registerOpenApi(app, VERSION)
-  await app.register(teamAccess, { prefix: API_PREFIX, database: connection.db, migrate: false, rateLimit: config.rateLimit })
+  await app.register(teamAccess, {
+    prefix: API_PREFIX,
+    database: connection.db,
+    migrate: false,
+    rateLimit: config.rateLimit,
+    publicUrl: config.publicUrl,
+    admission: {
+      // PGlite runs one statement at a time: a second request's JSON work overlaps the first's query
+      concurrency: connection.engine === 'pglite' ? 2 : config.databaseTimeouts?.poolSize ?? 10,
+      maxWaitMs: config.queueWaitMs ?? 2000,
+      perCaller: config.callerConcurrency ?? 0
+    }
+  })
   await registerDocsUi(app)
   app.addHook('preClose', async () => {
     // Node's close() also drops connections it sees as idle, and a connection whose request is
@@ -130,13 +142,19 @@ async function seedOnStart (app: FastifyInstance, db: Kysely<Database>, config: 
     app.log.info({ seed: config.seedFile, ...summary }, 'seed file applied')
     return
   }
-  if (!config.demo || !('dataDir' in config.database)) return
+  // DESIGN §6: the published demo tokens only ever on a laptop — embedded, empty, no seed of
+  // the operator's, listening on loopback; a container (HOST=0.0.0.0) never gets them
+  if (!config.demo || !('dataDir' in config.database) || !isLoopback(config.host)) return
   const any = await db.selectFrom('organizations').select('id').limit(1).executeTakeFirst()
   if (any !== undefined) return
   const summary = await applySeedFile(db, DEMO_SEED)
   app.demoSeeded = true
   app.log.info({ seed: DEMO_SEED, ...summary }, 'empty embedded database: demo data applied')
 }
+
+/** A listen address only this machine can reach. */
+export const isLoopback = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 
 function logDemo (app: FastifyInstance): void {
   const address = app.addresses()[0]

@@ -12,6 +12,9 @@ export const Settings = Type.Object({
   SEED_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A seed file applied on start.' })),
   LOG_LEVEL: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino level.' }),
   RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' }),
+  CALLER_CONCURRENCY: Type.Integer({ minimum: 0, default: 8, description: 'Requests of one caller in service or waiting at once; past it 429. 0 switches the cap off.' }),
+  QUEUE_WAIT_MS: Type.Integer({ minimum: 1, default: 2000, description: 'How long a request may wait for its turn at the database before 503.' }),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'The origin of absolute links (https://tfe.example.com); unset → the request\'s validated Host.' })),
   DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections in the pool.' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a request waits for a pool connection before 503.' }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a statement (or a lock wait) may take before 503.' })
@@ -25,6 +28,12 @@ export interface Config {
   seedFile?: string
   logLevel: Settings['LOG_LEVEL']
   rateLimit: number
+  /** One caller's requests in service or waiting at once (CALLER_CONCURRENCY); 0: no cap. */
+  callerConcurrency?: number
+  /** How long a request may wait for its turn (QUEUE_WAIT_MS). */
+  queueWaitMs?: number
+  /** The origin of absolute links (PUBLIC_URL). */
+  publicUrl?: string
   /** Put the demo data into an empty embedded database (the standalone default). */
   demo: boolean
   /** Pool size and timeouts on PostgreSQL (DB_POOL_SIZE, DB_CONNECTION_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
@@ -45,6 +54,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw new ConfigError(`invalid setting: ${(err as Error).message.replace(/(^|, )env\//g, '$1')}`)
   }
+  if (settings.PUBLIC_URL !== undefined && !URL.canParse(settings.PUBLIC_URL)) {
+    throw new ConfigError('invalid setting: PUBLIC_URL is not a valid URL (https://tfe.example.com)')
+  }
   if (settings.DATABASE_URL !== undefined) {
     try {
       new URL(settings.DATABASE_URL) // eslint-disable-line no-new
@@ -59,6 +71,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     ...(settings.SEED_FILE === undefined ? {} : { seedFile: settings.SEED_FILE }),
     logLevel: settings.LOG_LEVEL,
     rateLimit: settings.RATE_LIMIT,
+    callerConcurrency: settings.CALLER_CONCURRENCY,
+    queueWaitMs: settings.QUEUE_WAIT_MS,
+    ...(settings.PUBLIC_URL === undefined ? {} : { publicUrl: new URL(settings.PUBLIC_URL).origin }),
     demo: true,
     databaseTimeouts: {
       poolSize: settings.DB_POOL_SIZE,

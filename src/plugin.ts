@@ -5,8 +5,10 @@ import { connect, type DatabaseLocation } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate as applyMigrations } from './db/migrate.js'
 import authentication, { type Authenticate } from './auth/authentication.js'
-import { registerRateLimit } from './auth/rate-limit.js'
-import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler } from './jsonapi/errors.js'
+import { registerRateLimit } from './limits/rate-limit.js'
+import admission, { type AdmissionOptions } from './limits/admission.js'
+import { linkOrigin } from './jsonapi/origin.js'
+import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from './jsonapi/errors.js'
 import { createAjv } from './validation.js'
 import teamWorkspaceRoutes from './team-workspaces/team-workspaces-routes.js'
 import { TeamWorkspacesRepository } from './team-workspaces/team-workspaces-repository.js'
@@ -30,6 +32,17 @@ export interface TeamAccessOptions {
    * sets it from RATE_LIMIT (default 30, as HCP Terraform).
    */
   rateLimit?: number
+  /**
+   * How much work runs at once, how long a request may wait for its turn, and how many requests
+   * of one caller may be in service or waiting (see src/limits/admission.ts). Defaults: 10 at
+   * once, 200 waiting for at most 2 s, no per-caller cap.
+   */
+  admission?: Partial<AdmissionOptions>
+  /**
+   * The origin of absolute links (pagination), e.g. `https://tfe.example.com`. Absent: the
+   * request's own scheme and `Host`, which must then be a well-formed `host[:port]` (else 400).
+   */
+  publicUrl?: string
 }
 
 /** What the plugin adds to the host: the question a host asks on every request of its own. */
@@ -67,6 +80,8 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
   await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repository })
 }, { name: 'team-access', fastify: '5.x' })
 
+const DEFAULT_ADMISSION: AdmissionOptions = { concurrency: 10, queueLength: 200, maxWaitMs: 2000, perCaller: 0 }
+
 interface ApiOptions extends TeamAccessOptions {
   db: Kysely<Database>
   repository: TeamWorkspacesRepository
@@ -75,7 +90,8 @@ interface ApiOptions extends TeamAccessOptions {
 /**
  * The API itself, encapsulated. A request flows top to bottom: JSON:API plumbing (content types,
  * validator, the one error handler) → authentication (`request.caller`, or 401) → the caller's
- * rate-limit budget → the route → the repository, whose statement applies the rules → a document.
+ * rate-limit budget → validation → admission (a turn to run) → the route → the repository, whose
+ * statement applies the rules → a document.
  */
 const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
   jsonApiPlumbing(app, options.bodyLimit ?? 64 * 1024)
@@ -92,14 +108,16 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
   await app.register(async (api) => {
     await api.register(authentication, { db: options.db, authenticate: options.authenticate, failuresPerSecond: options.rateLimit ?? 0 })
     if (options.rateLimit !== undefined && options.rateLimit > 0) await registerRateLimit(api, options.rateLimit)
-    await api.register(teamWorkspaceRoutes, { repository: options.repository })
+    await api.register(admission, { ...DEFAULT_ADMISSION, ...options.admission })
+    const origin = linkOrigin(options.publicUrl)
+    await api.register(teamWorkspaceRoutes, { repository: options.repository, origin })
   })
 }
 
 async function openDatabase (app: FastifyInstance, database: TeamAccessOptions['database']): Promise<Kysely<Database>> {
   if (!('url' in database) && !('dataDir' in database)) return database
   // a location: the plugin owns the connection and closes it with the app
-  const connection = await connect(database, { onPoolError: (err) => app.log.warn({ err }, 'database pool error') })
+  const connection = await connect(database, { onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())
   return connection.db
 }

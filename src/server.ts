@@ -2,14 +2,14 @@ import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { SeedError } from './db/seed.js'
-import { isDatabaseUnavailable } from './jsonapi/errors.js'
+import { isDatabaseUnavailable, loggable } from './jsonapi/errors.js'
 
 /** The entry that listens: settings checked first, SIGTERM/SIGINT close it gracefully. */
 async function main (): Promise<void> {
   const config = loadConfig()
   const app = await buildApp(config)
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-    if (err !== undefined) app.log.error({ err }, 'closing after an uncaught error')
+    if (err !== undefined) app.log.error({ err: loggable(err) }, 'closing after an uncaught error')
     else app.log.info({ signal }, 'closing')
     await app.close()
   })

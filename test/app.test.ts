@@ -91,14 +91,14 @@ if (ENGINE === 'pglite') {
     const dataDir = await mkdtemp(join(tmpdir(), 'team-access-data-'))
     t.teardown(() => rm(dataDir, { recursive: true, force: true }))
     const config = testConfig({ dataDir }, { demo: true })
-    const list = '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-prod'
+    const list = '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-DemoProduction01'
 
     const first = await buildApp(config, { logger: false })
     t.equal(first.demoSeeded, true, 'the demo seed was applied')
     const before = await first.inject({ url: list, headers: bearer('acme-owners-demo-token') })
     t.equal(before.statusCode, 200)
     t.ok(before.json().data.length > 0, 'the demo workspace has team access')
-    await first.db.updateTable('workspaces').set({ name: 'production' }).where('id', '=', 'ws-prod').execute()
+    await first.db.updateTable('workspaces').set({ name: 'production' }).where('id', '=', 'ws-DemoProduction01').execute()
     await first.close()
 
     const second = await buildApp(config, { logger: false })
@@ -107,6 +107,26 @@ if (ENGINE === 'pglite') {
     const after = await second.inject({ url: list, headers: bearer('acme-owners-demo-token') })
     t.same(after.json().data.map((r: any) => r.id), before.json().data.map((r: any) => r.id), 'the rows survived the restart')
     t.match(after.json().data[0].relationships.workspace.links.related, /\/workspaces\/production$/, 'and so did the change')
+  })
+}
+
+// the demo data exists only on the embedded database
+if (ENGINE === 'pglite') {
+  t.test('demo data only on a laptop: embedded, empty, no SEED_FILE, on loopback', async (t) => {
+    const demoTokens = ['acme-owners-demo-token', 'acme-organization-demo-token', 'alice-demo-token', 'bob-demo-token', 'carol-demo-token', 'acme-red-demo-token']
+    const list = '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-DemoProduction01'
+    for (const host of ['0.0.0.0', '192.168.1.20']) {
+      const app = await buildApp(testConfig({ dataDir: 'memory://' }, { demo: true, host }), { logger: false })
+      t.teardown(() => app.close())
+      t.equal(app.demoSeeded, false, `HOST=${host}: no demo data`)
+      for (const token of demoTokens) t.equal((await app.inject({ url: list, headers: bearer(token) })).statusCode, 401, `HOST=${host}: ${token} is 401`)
+    }
+    for (const host of ['127.0.0.1', '::1']) {
+      const app = await buildApp(testConfig({ dataDir: 'memory://' }, { demo: true, host }), { logger: false })
+      t.teardown(() => app.close())
+      t.equal(app.demoSeeded, true, `HOST=${host}: the quick start has its demo data`)
+      t.equal((await app.inject({ url: list, headers: bearer('acme-owners-demo-token') })).statusCode, 200)
+    }
   })
 }
 

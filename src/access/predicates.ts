@@ -19,6 +19,10 @@ export const administersWorkspacesOf = (organization: string): RawBuilder<boolea
 export const readsWorkspacesOf = (organization: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and g.read_workspaces)`
 
+/** The caller is an owner of the organization (its organization token, or the owners team). */
+export const isOwnerOf = (organization: string): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and g.is_owner)`
+
 /** The caller acts through this team. */
 export const actsThrough = (team: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.team_id = ${sql.ref(team)})`
@@ -30,8 +34,38 @@ export const isAdminOf = (workspace: string, organization: string): RawBuilder<b
              where a.workspace_id = ${sql.ref(workspace)} and a.access = 'admin'))`
 
 /**
+ * Effective access at least read on the workspace (DESIGN §7, who may read a workspace): owners,
+ * manage-workspaces and read-workspaces teams, and the teams with a row on it, any level.
+ */
+export const readsWorkspace = (workspace: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
+  exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_workspaces or g.read_workspaces))
+  or exists (select 1 from team_workspaces a join grants g on g.team_id = a.team_id where a.workspace_id = ${sql.ref(workspace)}))`
+
+/**
  * Whether a member sees a team without being an admin: the team is visible to the organization,
  * or is one the caller acts through. (Owners and workspace admins see every team on top.)
  */
 export const seesTeam = (teamId: string, visibility: string | RawBuilder<string>): RawBuilder<boolean> =>
   sql<boolean>`(${typeof visibility === 'string' ? sql.ref(visibility) : visibility} = 'organization' or ${actsThrough(teamId)})`
+
+/** Whether the caller may read a team (DESIGN §7): owners every team of theirs; members the teams they see. */
+export const readsTeam = (teamId: string, visibility: string, organization: string): RawBuilder<boolean> =>
+  sql<boolean>`(${isMemberOf(organization)} and (${isOwnerOf(organization)} or ${seesTeam(teamId, visibility)}))`
+
+/**
+ * The same rule as a set: the keys (id, created_at) of a workspace's rows the caller sees — every
+ * row for an admin; for a member the rows of organization-visible teams and of the secret teams
+ * it acts through. Each branch reads an index in (created_at, id) order or looks rows up by the
+ * caller's teams, so a page costs its offset and size, never the rows the caller may not see.
+ * `isAdmin` is computed once per statement (a one-time filter switches branches on or off).
+ */
+export const visibleRowKeys = (workspace: string, isAdmin: string): RawBuilder<{ id: string, created_at: Date }> => sql`(
+  select tw.id, tw.created_at from team_workspaces tw
+    where ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)}
+  union all
+  select tw.id, tw.created_at from team_workspaces tw
+    where not ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)} and tw.team_visibility = 'organization'
+  union all
+  select tw.id, tw.created_at from team_workspaces tw
+    where not ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)} and tw.team_visibility = 'secret'
+      and tw.team_id in (select g.team_id from grants g where g.team_id is not null))`

@@ -49,6 +49,8 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
       throw unauthorized()
     }
     request.caller = caller
+    // an answer for one caller is never for a cache to hand to another
+    void reply.header('cache-control', 'no-store')
   })
 }, { name: 'team-access-authentication', fastify: '5.x' })
 

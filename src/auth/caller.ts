@@ -13,6 +13,10 @@ export type Caller =
   | { kind: 'team', teamId: string }
   | { kind: 'user', userId: string }
 
+/** The one string that names a caller — the user, team or organization behind it — whichever token it used. */
+export const callerKey = (caller: Caller): string =>
+  caller.kind === 'organization' ? `organization:${caller.organizationId}` : caller.kind === 'team' ? `team:${caller.teamId}` : `user:${caller.userId}`
+
 /** Longer bearer values are refused without a lookup. */
 export const MAX_TOKEN_LENGTH = 512
 

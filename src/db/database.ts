@@ -13,6 +13,7 @@ export interface Database {
   tokens: TokenTable
   team_workspaces: TeamWorkspaceTable
   workspace_access_counts: WorkspaceAccessCountTable
+  seed_grants: SeedGrantTable
 }
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
@@ -77,6 +78,8 @@ export interface TeamWorkspaceTable {
   sentinel_mocks: SentinelMocks
   workspace_locking: boolean
   run_tasks: boolean
+  /** The team's visibility, kept equal to it by triggers (migration 0005); never written by the service. */
+  team_visibility: ColumnType<Visibility, never, never>
   created_at: CreatedAt
 }
 
@@ -85,4 +88,10 @@ export interface WorkspaceAccessCountTable {
   workspace_id: string
   total: number
   organization_visible: number
+}
+
+/** The seed's team-access entries already applied, by fingerprint (migration 0004). */
+export interface SeedGrantTable {
+  fingerprint: string
+  applied_at: CreatedAt
 }

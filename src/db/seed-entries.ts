@@ -13,7 +13,10 @@ export interface SeedSummary {
   organizations: number
   teams: number
   workspaces: number
+  /** `team-access` entries applied on this run (new or edited entries). */
   teamAccess: number
+  /** `team-access` entries skipped: applied on an earlier run, and the API's to change since. */
+  teamAccessAlreadyApplied: number
   tokens: number
 }
 

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto'
 import type { Transaction } from 'kysely'
-import type { SeedDocument, SeedToken } from '../../schemas/seed.js'
-import { permissionsOnAdd } from '../access/permissions.js'
+import type { SeedDocument, SeedTeamAccess, SeedToken } from '../../schemas/seed.js'
+import { PERMISSION_NAMES, permissionsOnAdd } from '../access/permissions.js'
 import { tokenDigest } from '../auth/token-digest.js'
 import type { Database, TokenKind } from './database.js'
 import { newId } from './ids.js'
@@ -11,7 +12,7 @@ type Subject = { kind: TokenKind, id: string }
 
 /** Writes a validated seed inside one transaction; every database error is reported against its entry. */
 export class SeedWriter {
-  private readonly summary: SeedSummary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, tokens: 0 }
+  private readonly summary: SeedSummary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0 }
   private readonly userIds = new Map<string, string>()
 
   constructor (private readonly trx: Transaction<Database>) {}
@@ -89,22 +90,38 @@ export class SeedWriter {
       if (teamId === undefined) throw new SeedError(at, `no team named "${grant.team}" in organization "${org.name}"`)
       const workspaceId = workspaceIds.get(grant.workspace) ?? await this.idByName('workspaces', orgId, grant.workspace)
       if (workspaceId === undefined) throw new SeedError(at, `no workspace named "${grant.workspace}" in organization "${org.name}"`)
-      const values = {
-        organization_id: orgId,
-        team_id: teamId,
-        workspace_id: workspaceId,
-        access: grant.access,
-        ...permissionColumns(permissionsOnAdd(grant.access, pickPermissions(grant)))
-      }
-      const row = await this.at(at, () => this.trx.insertInto('team_workspaces')
-        .values({ id: grant.id ?? newId('tws'), ...values })
-        .onConflict((oc) => (grant.id === undefined ? oc.columns(['team_id', 'workspace_id']) : oc.column('id'))
-          .doUpdateSet(values)
-          .where('team_workspaces.organization_id', '=', orgId))
-        .returning('id').executeTakeFirst())
-      if (row === undefined) throw new SeedError(at, `id "${grant.id!}" belongs to team access of another organization`)
-      this.summary.teamAccess++
+      await this.grant(grant, orgId, teamId, workspaceId)
     }
+  }
+
+  /**
+   * A `team-access` entry is a grant to make once (DESIGN §6, "a seed never undoes the API"):
+   * remembered by its fingerprint — team, workspace, permissions — and skipped ever after, so a
+   * grant the API removed or changed stays as the API left it. A new or edited entry sets the
+   * (team, workspace) row to what it says, whatever that row's id, or adds it: it never fails on
+   * what the API did.
+   */
+  private async grant (grant: SeedTeamAccess, organizationId: string, teamId: string, workspaceId: string): Promise<void> {
+    const permissions = permissionsOnAdd(grant.access, pickPermissions(grant))
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify([teamId, workspaceId, grant.access, PERMISSION_NAMES.map((name) => permissions[name])]))
+      .digest('hex')
+    const first = await this.trx.insertInto('seed_grants').values({ fingerprint })
+      .onConflict((oc) => oc.column('fingerprint').doNothing())
+      .returning('fingerprint').executeTakeFirst()
+    if (first === undefined) {
+      this.summary.teamAccessAlreadyApplied++
+      return
+    }
+    const values = { access: grant.access, ...permissionColumns(permissions) }
+    // an explicit id is kept unless another row has it by now (the API may have re-added the pair)
+    const idTaken = grant.id !== undefined &&
+      (await this.trx.selectFrom('team_workspaces').select('id').where('id', '=', grant.id).executeTakeFirst()) !== undefined
+    await this.trx.insertInto('team_workspaces')
+      .values({ id: grant.id === undefined || idTaken ? newId('tws') : grant.id, organization_id: organizationId, team_id: teamId, workspace_id: workspaceId, ...values })
+      .onConflict((oc) => oc.columns(['team_id', 'workspace_id']).doUpdateSet(values))
+      .execute()
+    this.summary.teamAccess++
   }
 
   /** Makes `usernames` the team's complete member list. */

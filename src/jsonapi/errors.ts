@@ -101,10 +101,20 @@ function validationError (error: ErrorObject, context: string | undefined): ApiE
   return { status: '422', title: 'invalid parameter', detail: `${parameter || context || 'parameter'} ${errorMessage(error)}`, source: { parameter } }
 }
 
+/**
+ * What a failure's log line carries: its kind, message, code and stack — never the fields a
+ * database error adds (PGlite's `query` and `params`, pg's `detail`, `where`), which hold the
+ * statement's values: a token's digest, the ids a caller asked for.
+ */
+export function loggable (error: Error): { type: string, message: string, code?: unknown, stack?: string } {
+  const code = (error as { code?: unknown }).code
+  return { type: error.name, message: error.message, ...(code === undefined ? {} : { code }), ...(error.stack === undefined ? {} : { stack: error.stack }) }
+}
+
 /** The error handler of the app and of the plugin: every error leaves as a JSON:API document. */
 export function errorHandler (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const { status, errors } = toErrorObjects(error)
-  if (status >= 500) request.log.error({ err: error }, 'request failed')
+  if (status >= 500) request.log.error({ err: loggable(error) }, 'request failed')
   void reply.status(status).type(JSONAPI_TYPE).send({ errors })
 }
 

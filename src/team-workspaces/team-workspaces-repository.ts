@@ -5,7 +5,7 @@ import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
 import { callerGrants, callerOfKind, callerValue } from '../access/grants.js'
-import { actsThrough, administersWorkspacesOf, isAdminOf, isMemberOf, readsWorkspacesOf, seesTeam } from '../access/predicates.js'
+import { actsThrough, administersWorkspacesOf, isAdminOf, isMemberOf, readsWorkspacesOf, seesTeam, visibleRowKeys } from '../access/predicates.js'
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
 import type { AccessSource } from '../access/effective-access.js'
@@ -72,14 +72,13 @@ export class TeamWorkspacesRepository {
     const query = this.shapes.compile(`find:${caller.kind}`, [callerValue(caller), id], ([who, rowId]) =>
       this.withGrants(callerOfKind(caller.kind, who!))
         .selectFrom('team_workspaces as tw')
-        .innerJoin('teams as t', 't.id', 'tw.team_id')
         .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
         .innerJoin('organizations as o', 'o.id', 'tw.organization_id')
         .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
         .select(['w.name as workspace_name', 'o.name as organization_name'])
         .where('tw.id', '=', rowId!)
         .where(isMemberOf('tw.organization_id'))
-        .where((eb) => eb.or([seesTeam('tw.team_id', 't.visibility'), isAdminOf('tw.workspace_id', 'tw.organization_id')])))
+        .where((eb) => eb.or([seesTeam('tw.team_id', 'tw.team_visibility'), isAdminOf('tw.workspace_id', 'tw.organization_id')])))
     return (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
   }
 
@@ -88,10 +87,6 @@ export class TeamWorkspacesRepository {
    * the workspace does not exist or the caller is no member of its organization.
    */
   async list (caller: Caller, workspaceId: string, page?: Page): Promise<ListResult | undefined> {
-    // A row is visible to an admin outright (checked once, so the OR stops there), else when its
-    // team is one the member sees. Correlated lookups, not a join, so that a page walks the
-    // (workspace, created_at, id) index in order and stops at offset + limit.
-    const visible = sql<boolean>`(ws.is_admin or ${seesTeam('tw.team_id', sql<string>`(select t.visibility from teams t where t.id = tw.team_id)`)})`
     const values = [callerValue(caller), workspaceId, ...(page === undefined ? [] : [page.size, (page.number - 1) * page.size])]
     const query = this.shapes.compile(`list:${caller.kind}:${page === undefined ? 'all' : 'page'}`, values, ([who, wsId, limit, offset]) => this.withGrants(callerOfKind(caller.kind, who!))
       .with('ws', (qc) => qc.selectFrom('workspaces as w')
@@ -107,19 +102,18 @@ export class TeamWorkspacesRepository {
           : sql<number>`coalesce((select case when ws.is_admin then c.total else c.organization_visible end
               from workspace_access_counts c where c.workspace_id = ws.id), 0)
             + case when ws.is_admin then 0 else (
-              select count(*) from team_workspaces x join teams t on t.id = x.team_id
-              where x.workspace_id = ws.id and t.visibility = 'secret' and ${actsThrough('x.team_id')}) end`.as('count')))
+              select count(*) from team_workspaces x
+              where x.workspace_id = ws.id and x.team_visibility = 'secret' and ${actsThrough('x.team_id')}) end`.as('count')))
+      // the page's keys first, from the indexes alone; then only its rows are read
       .selectFrom(['ws', 'total'])
       .leftJoinLateral((eb) => {
-        const ordered = eb.selectFrom('team_workspaces as tw')
-          .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
-          .select('tw.created_at')
-          .whereRef('tw.workspace_id', '=', 'ws.id')
-          .where(visible)
-          .orderBy('tw.created_at').orderBy('tw.id')
-        return (page === undefined ? ordered : ordered.limit(limit as unknown as number).offset(offset as unknown as number)).as('p')
+        const keys = eb.selectFrom(visibleRowKeys('ws.id', 'ws.is_admin').as('k'))
+          .select(['k.id', 'k.created_at'])
+          .orderBy('k.created_at').orderBy('k.id')
+        return (page === undefined ? keys : keys.limit(limit as unknown as number).offset(offset as unknown as number)).as('p')
       }, (join) => join.onTrue())
-      .select(ROW_COLUMNS.map((c) => `p.${c}` as const))
+      .leftJoin('team_workspaces as tw', 'tw.id', 'p.id')
+      .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
       .select(['ws.workspace_name', 'ws.organization_name', 'total.count as total'])
       .orderBy('p.created_at').orderBy('p.id'))
     const result = (await this.db.executeQuery<TeamWorkspaceView & { total: number | string }>(query)).rows

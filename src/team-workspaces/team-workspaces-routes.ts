@@ -8,7 +8,7 @@ import { impossibleId } from '../db/ids.js'
 import { ApiError, invalidAttribute, notFound } from '../jsonapi/errors.js'
 import { collection, paged, single } from '../jsonapi/document.js'
 import { parsePage } from '../jsonapi/pagination.js'
-import { originOf } from '../jsonapi/origin.js'
+import type { FastifyRequest } from 'fastify'
 import type { TeamWorkspacesRepository } from './team-workspaces-repository.js'
 import { toResource } from './team-workspaces-serialize.js'
 
@@ -23,7 +23,7 @@ const consumes = ['application/vnd.api+json', 'application/json']
  * asks. Whatever the caller may not see or do comes back from the repository as "nothing", and
  * answers the same 404 as a missing id.
  */
-const teamWorkspaceRoutes: FastifyPluginAsyncTypebox<{ repository: TeamWorkspacesRepository }> = async (app, { repository }) => {
+const teamWorkspaceRoutes: FastifyPluginAsyncTypebox<{ repository: TeamWorkspacesRepository, origin: (request: FastifyRequest) => string }> = async (app, { repository, origin }) => {
   const prefix = app.prefix
 
   app.get('/team-workspaces', {
@@ -31,11 +31,12 @@ const teamWorkspaceRoutes: FastifyPluginAsyncTypebox<{ repository: TeamWorkspace
   }, async (request) => {
     const { 'filter[workspace][id]': workspaceId, 'page[number]': number, 'page[size]': size } = request.query
     const page = parsePage(number, size)
+    const linksFrom = page === undefined ? undefined : origin(request) // a bad Host is refused before any work
     const result = impossibleId(workspaceId) ? undefined : await repository.list(request.caller, workspaceId, page)
     if (result === undefined) throw notFound()
     const data = result.rows.map((row) => toResource(row, prefix))
     if (page === undefined) return collection(data)
-    return paged(data, page, result.total, { origin: originOf(request), path: `${prefix}/team-workspaces`, params: { 'filter[workspace][id]': workspaceId } })
+    return paged(data, page, result.total, { origin: linksFrom!, path: `${prefix}/team-workspaces`, params: { 'filter[workspace][id]': workspaceId } })
   })
 
   app.get('/team-workspaces/:id', {

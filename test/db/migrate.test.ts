@@ -10,7 +10,7 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
     t.same(await migrate(db), [], 'nothing left to apply')
     const tables = await db.introspection.getTables()
     t.same(tables.map((x) => x.name).sort(),
-      ['organizations', 'team_access_migrations', 'team_access_migrations_lock', 'team_memberships',
+      ['organizations', 'seed_grants', 'team_access_migrations', 'team_access_migrations_lock', 'team_memberships',
         'team_workspaces', 'teams', 'tokens', 'users', 'workspace_access_counts', 'workspaces'])
   })
 
@@ -63,6 +63,15 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
       await db.insertInto('teams').values({ id: 'team-o1', organization_id: 'org-a', name: 'o1', is_owners: true }).execute()
       await db.insertInto('teams').values({ id: 'team-o2', organization_id: 'org-a', name: 'o2', is_owners: true }).execute()
     }, '23505')
+  })
+
+  t.test('a row carries its team’s visibility, and follows it when the team changes', async (t) => {
+    const visibility = async () => (await db.selectFrom('team_workspaces').select('team_visibility').where('id', '=', 'tws-1').executeTakeFirstOrThrow()).team_visibility
+    t.equal(await visibility(), 'secret', 'taken from the team on insert')
+    await db.updateTable('teams').set({ visibility: 'organization' }).where('id', '=', 'team-a').execute()
+    t.equal(await visibility(), 'organization', 'changed with the team')
+    await db.updateTable('teams').set({ visibility: 'secret' }).where('id', '=', 'team-a').execute()
+    t.equal(await visibility(), 'secret')
   })
 
   t.test('deleting a team or workspace removes its access rows', async (t) => {

@@ -18,7 +18,7 @@ t.test(`seed files on ${ENGINE}`, async (t) => {
 
   t.test('the DESIGN §6 example applies, with every entity and its fields', async (t) => {
     const summary = await applySeed(db, designSeed)
-    t.same(summary, { users: 2, organizations: 1, teams: 3, workspaces: 1, teamAccess: 1, tokens: 4 })
+    t.same(summary, { users: 2, organizations: 1, teams: 3, workspaces: 1, teamAccess: 1, teamAccessAlreadyApplied: 0, tokens: 4 })
     const teams = await db.selectFrom('teams').selectAll().orderBy('name').execute()
     t.same(teams.map((x) => [x.id, x.name, x.visibility, x.is_owners, x.manage_workspaces, x.read_workspaces]), [
       ['team-ops', 'ops', 'organization', false, true, false],

@@ -1,11 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import { ApiError } from '../jsonapi/errors.js'
-import type { Caller } from './caller.js'
-
-/** The budget's key: the user, team or organization behind the request (DESIGN §5), whichever token it used. */
-const keyOf = (caller: Caller): string =>
-  caller.kind === 'organization' ? `organization:${caller.organizationId}` : caller.kind === 'team' ? `team:${caller.teamId}` : `user:${caller.userId}`
+import { callerKey } from '../auth/caller.js'
 
 /**
  * `max` requests per second per caller. Registered after authentication, so the budget is the
@@ -15,7 +11,7 @@ export async function registerRateLimit (app: FastifyInstance, max: number): Pro
   await app.register(rateLimit, {
     max,
     timeWindow: 1000,
-    keyGenerator: (request) => keyOf(request.caller),
+    keyGenerator: (request) => callerKey(request.caller),
     errorResponseBuilder: (_request, context) =>
       new ApiError(429, 'too many requests', `More than ${max} requests per second; retry in ${Math.ceil(context.ttl / 1000)} s.`)
   })

@@ -1,0 +1,29 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { projectFile } from '../src/project-file.js'
+
+// Starting, waiting for and stopping the processes a benchmark measures.
+
+/** Runs a script of this checkout (relative path) or any other (absolute path) with node. */
+export function start (script: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [script.startsWith('/') ? script : projectFile(script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
+  child.on('exit', (code, signal) => { if (code !== null && code !== 0) console.error(`${script} exited with ${code ?? signal}`) })
+  return child
+}
+
+export async function waitFor (url: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(url)).status < 500) return
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs / 1000}s`)
+}
+
+export async function stop (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
