@@ -19,6 +19,7 @@ export const SentinelMocks = StringEnum(['none', 'read'],
   { description: "Permission on the workspace's Sentinel policy mocks." })
 export const WorkspaceLocking = Type.Boolean({ description: 'Whether the team may lock and unlock the workspace by hand.' })
 export const RunTasks = Type.Boolean({ description: 'Whether the team may manage run tasks on the workspace.' })
+export const PolicyOverrides = Type.Boolean({ description: 'Whether the team may override soft-mandatory policy checks, provided the organization delegates policy overrides.' })
 export const Visibility = StringEnum(['secret', 'organization'],
   { description: "'secret' teams are visible only to their members and to owners; 'organization' teams to every member." })
 
@@ -29,7 +30,8 @@ export const OptionalPermissions = {
   'state-versions': Type.Optional(StateVersions),
   'sentinel-mocks': Type.Optional(SentinelMocks),
   'workspace-locking': Type.Optional(WorkspaceLocking),
-  'run-tasks': Type.Optional(RunTasks)
+  'run-tasks': Type.Optional(RunTasks),
+  'policy-overrides': Type.Optional(PolicyOverrides)
 }
 
 export type Access = Static<typeof Access>

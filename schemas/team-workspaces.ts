@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { Access, OptionalPermissions, Runs, RunTasks, SentinelMocks, StateVersions, StringEnum, Variables, WorkspaceLocking } from './common.js'
+import { Access, OptionalPermissions, PolicyOverrides, Runs, RunTasks, SentinelMocks, StateVersions, StringEnum, Variables, WorkspaceLocking } from './common.js'
 import { ErrorDocument, PaginationLinks, PaginationMeta } from './jsonapi.js'
 
 // The team-workspaces resource and its requests (DESIGN §4).
@@ -17,7 +17,8 @@ export const TeamWorkspaceAttributes = Type.Object({
   'state-versions': StateVersions,
   'sentinel-mocks': SentinelMocks,
   'workspace-locking': WorkspaceLocking,
-  'run-tasks': RunTasks
+  'run-tasks': RunTasks,
+  'policy-overrides': PolicyOverrides
 }, { $id: 'TeamWorkspaceAttributes', description: 'Every attribute is always present; under a fixed level the permissions are the implied ones.' })
 
 const link = (description: string) => Type.Object({ related: Type.String({ description }) })
@@ -81,9 +82,13 @@ export const TeamWorkspaceParams = Type.Object({
   id: Type.String({ description: 'The team-workspace id, from the list operation.' })
 })
 
-/** Query values arrive as strings; page numbers are checked by the route so the message can be exact. */
+/**
+ * Query values arrive as strings; page numbers are checked by the route so the message can be
+ * exact, and so is "at least one filter".
+ */
 export const ListTeamWorkspacesQuery = Type.Object({
-  'filter[workspace][id]': Type.String({ minLength: 1, description: 'The workspace whose team access to list (required).' }),
+  'filter[workspace][id]': Type.Optional(Type.String({ minLength: 1, description: 'The workspace whose team access to list (this, filter[team][id], or both).' })),
+  'filter[team][id]': Type.Optional(Type.String({ minLength: 1, description: "The team whose access to list, across its organization's workspaces (this, filter[workspace][id], or both)." })),
   'page[number]': Type.Optional(Type.String({ description: 'Page number, from 1 (paginates when given).' })),
   'page[size]': Type.Optional(Type.String({ description: 'Rows per page, 1 to 100, default 20 (paginates when given).' }))
 })
@@ -94,7 +99,7 @@ export const ListTeamWorkspacesQuery = Type.Object({
  * the operation's description.
  */
 export const responses: Record<'list' | 'show' | 'add' | 'update' | 'remove', Record<number, TSchema>> = {
-  list: { 200: TeamWorkspaceListDocument, 401: ErrorDocument, 404: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
+  list: { 200: TeamWorkspaceListDocument, 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
   show: { 200: TeamWorkspaceDocument, 401: ErrorDocument, 404: ErrorDocument, 503: ErrorDocument },
   add: { 200: TeamWorkspaceDocument, 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 415: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
   update: { 200: TeamWorkspaceDocument, 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 415: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
@@ -103,7 +108,7 @@ export const responses: Record<'list' | 'show' | 'add' | 'update' | 'remove', Re
 
 /** What each operation answers, for the OpenAPI document. */
 export const descriptions = {
-  list: 'Every team access row of the workspace the caller may see (owners and workspace admins: all; other members: teams visible to the organization and their own secret teams). Without page parameters, all rows; with either, a page. 404: the workspace does not exist or the caller is no member of its organization. 422: no filter, or bad page parameters.',
+  list: 'Every team access row of the workspace the caller may see (owners and workspace admins: all; other members: teams visible to the organization and their own secret teams); with filter[team][id] too, only that team\'s row; with filter[team][id] alone, every row of that team, for a caller who may see the team. Without page parameters, all rows; with either, a page. 404: the workspace or team does not exist or is not the caller\'s to list. 422: no filter, an empty one, or bad page parameters.',
   show: 'One team access row. 404: it does not exist or the caller may not see it.',
   add: 'Gives a team access to a workspace; 200 on creation, as HCP Terraform. Owners and workspace admins only. 404: workspace or team not found (or of another organization), or the caller may not manage the workspace. 422: malformed body, a custom-only attribute under a fixed level, or "Team has already been taken". 415: not a JSON body.',
   update: 'Changes the access level (a fixed level resets every permission) or, under custom, single permissions (the others are kept). Owners and workspace admins only. 404: not found or not manageable by the caller. 422: malformed body, data.type or data.id wrong, or a custom-only attribute under a fixed level.',

@@ -17,10 +17,12 @@ export async function registerOpenApi (app: FastifyInstance, version: string): P
       info: {
         title: 'team-access',
         version,
-        description: "Team access to workspaces, wire-compatible with HCP Terraform's team-workspaces API. Every /team-workspaces request needs `Authorization: Bearer <token>`; errors are JSON:API error documents, and whatever a caller may not see or do answers the same 404 as an id that does not exist."
+        description: "Team access to workspaces, wire-compatible with HCP Terraform's team-workspaces API. Every request but /ping needs `Authorization: Bearer <token>`; errors are JSON:API error documents, and whatever a caller may not see or do answers the same 404 as an id that does not exist."
       },
       tags: [
         { name: 'team-access', description: 'Which teams hold which privileges on which workspaces.' },
+        { name: 'workspaces', description: 'Workspaces, read-only: what the Terraform provider reads before it grants access.' },
+        { name: 'teams', description: 'Teams, read-only: what the Terraform provider reads before it grants access.' },
         { name: 'discovery', description: 'What clients ask before they start.' }
       ],
       components: { securitySchemes: { bearerToken: { type: 'http', scheme: 'bearer', description: 'An organization, team or user token.' } } }

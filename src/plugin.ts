@@ -12,6 +12,10 @@ import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from 
 import { createAjv } from './validation.js'
 import teamWorkspaceRoutes from './team-workspaces/team-workspaces-routes.js'
 import { TeamWorkspacesRepository } from './team-workspaces/team-workspaces-repository.js'
+import workspaceRoutes from './workspaces/workspaces-routes.js'
+import { WorkspacesRepository } from './workspaces/workspaces-repository.js'
+import teamRoutes from './teams/teams-routes.js'
+import { TeamsRepository } from './teams/teams-repository.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
 import type { Caller } from './auth/caller.js'
 
@@ -69,22 +73,23 @@ declare module 'fastify' {
 const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
   const db = await openDatabase(app, options.database)
   if (options.migrate ?? true) await applyMigrations(db)
-  // one repository per registration: its statements are built once and replayed
-  const repository = new TeamWorkspacesRepository(db)
+  // one repository per resource and registration: their statements are built once and replayed
+  const repositories = { teamWorkspaces: new TeamWorkspacesRepository(db), workspaces: new WorkspacesRepository(db), teams: new TeamsRepository(db) }
+  const repository = repositories.teamWorkspaces
   app.decorate('teamAccess', {
     effectiveAccess: async ({ caller, workspaceId }) => {
       const grants = await repository.grantsOn(caller, workspaceId)
       return combineAccess(grants, grants.rows)
     }
   } satisfies TeamAccessDecorator)
-  await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repository })
+  await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repositories })
 }, { name: 'team-access', fastify: '5.x' })
 
 const DEFAULT_ADMISSION: AdmissionOptions = { concurrency: 10, queueLength: 200, maxWaitMs: 2000, perCaller: 0 }
 
 interface ApiOptions extends TeamAccessOptions {
   db: Kysely<Database>
-  repository: TeamWorkspacesRepository
+  repositories: { teamWorkspaces: TeamWorkspacesRepository, workspaces: WorkspacesRepository, teams: TeamsRepository }
 }
 
 /**
@@ -110,7 +115,9 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     if (options.rateLimit !== undefined && options.rateLimit > 0) await registerRateLimit(api, options.rateLimit)
     await api.register(admission, { ...DEFAULT_ADMISSION, ...options.admission })
     const origin = linkOrigin(options.publicUrl)
-    await api.register(teamWorkspaceRoutes, { repository: options.repository, origin })
+    await api.register(teamWorkspaceRoutes, { repository: options.repositories.teamWorkspaces, origin })
+    await api.register(workspaceRoutes, { repository: options.repositories.workspaces, origin })
+    await api.register(teamRoutes, { repository: options.repositories.teams, origin })
   })
 }
 

@@ -1,4 +1,4 @@
-import { sql, type QueryCreator } from 'kysely'
+import { sql, type Kysely, type QueryCreator } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { Caller } from '../auth/caller.js'
 
@@ -40,6 +40,13 @@ const teamGrant = [
   'teams.manage_workspaces as manage_workspaces',
   'teams.read_workspaces as read_workspaces'
 ] as const
+
+/**
+ * A statement's start: the caller's `grants` CTE. Only the predicates' SQL reads it, so the
+ * builder is typed without it.
+ */
+export const withGrants = (db: Kysely<Database>, caller: Caller): QueryCreator<Database> =>
+  db.with('grants', (qc) => callerGrants(qc, caller)) as unknown as QueryCreator<Database>
 
 /** The one value that identifies a caller of a kind: statements are built once per kind and replayed with it. */
 export const callerValue = (caller: Caller): string =>

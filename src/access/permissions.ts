@@ -11,6 +11,7 @@ export interface Permissions {
   'sentinel-mocks': SentinelMocks
   'workspace-locking': boolean
   'run-tasks': boolean
+  'policy-overrides': boolean
 }
 
 export type PermissionName = keyof Permissions
@@ -18,7 +19,7 @@ export type FixedAccess = Exclude<Access, 'custom'>
 
 export const ACCESS_LEVELS: readonly Access[] = ['read', 'plan', 'write', 'admin', 'custom']
 export const PERMISSION_NAMES: readonly PermissionName[] =
-  ['runs', 'variables', 'state-versions', 'sentinel-mocks', 'workspace-locking', 'run-tasks']
+  ['runs', 'variables', 'state-versions', 'sentinel-mocks', 'workspace-locking', 'run-tasks', 'policy-overrides']
 
 /** The value sets of each permission, weakest first (the order "strongest wins" compares by). */
 export const PERMISSION_VALUES = {
@@ -27,20 +28,21 @@ export const PERMISSION_VALUES = {
   'state-versions': ['none', 'read-outputs', 'read', 'write'],
   'sentinel-mocks': ['none', 'read'],
   'workspace-locking': [false, true],
-  'run-tasks': [false, true]
+  'run-tasks': [false, true],
+  'policy-overrides': [false, true]
 } as const satisfies { [K in PermissionName]: readonly Permissions[K][] }
 
 /** DESIGN §4: what each fixed level implies; read-only unless access is custom. */
 export const IMPLICIT_PERMISSIONS: Readonly<Record<FixedAccess, Readonly<Permissions>>> = {
-  read: { runs: 'read', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false },
-  plan: { runs: 'plan', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false },
-  write: { runs: 'apply', variables: 'write', 'state-versions': 'write', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': false },
-  admin: { runs: 'apply', variables: 'write', 'state-versions': 'write', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': true }
+  read: { runs: 'read', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false, 'policy-overrides': false },
+  plan: { runs: 'plan', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false, 'policy-overrides': false },
+  write: { runs: 'apply', variables: 'write', 'state-versions': 'write', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': false, 'policy-overrides': false },
+  admin: { runs: 'apply', variables: 'write', 'state-versions': 'write', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': true, 'policy-overrides': false }
 }
 
 /** What `custom` starts from on add, for every attribute the body omits (the seed spec's defaults). */
 export const CUSTOM_DEFAULTS: Readonly<Permissions> = {
-  runs: 'read', variables: 'none', 'state-versions': 'none', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false
+  runs: 'read', variables: 'none', 'state-versions': 'none', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false, 'policy-overrides': false
 }
 
 export interface CustomOnlyViolation {
@@ -54,7 +56,8 @@ const HUMAN_NAMES: Record<PermissionName, string> = {
   'state-versions': 'State versions',
   'sentinel-mocks': 'Sentinel mocks',
   'workspace-locking': 'Workspace locking',
-  'run-tasks': 'Run tasks'
+  'run-tasks': 'Run tasks',
+  'policy-overrides': 'Policy overrides'
 }
 
 /**

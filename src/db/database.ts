@@ -78,6 +78,8 @@ export interface TeamWorkspaceTable {
   sentinel_mocks: SentinelMocks
   workspace_locking: boolean
   run_tasks: boolean
+  /** Defaults to false (migration 0006): the service always writes it. */
+  policy_overrides: Generated<boolean>
   /** The team's visibility, kept equal to it by triggers (migration 0005); never written by the service. */
   team_visibility: ColumnType<Visibility, never, never>
   created_at: CreatedAt

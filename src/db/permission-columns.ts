@@ -12,7 +12,8 @@ export const PERMISSION_COLUMNS = {
   'state-versions': 'state_versions',
   'sentinel-mocks': 'sentinel_mocks',
   'workspace-locking': 'workspace_locking',
-  'run-tasks': 'run_tasks'
+  'run-tasks': 'run_tasks',
+  'policy-overrides': 'policy_overrides'
 } as const satisfies { [K in PermissionName]: keyof TeamWorkspaceTable }
 
 export type PermissionColumn = typeof PERMISSION_COLUMNS[PermissionName]

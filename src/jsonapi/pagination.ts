@@ -18,6 +18,9 @@ export function parsePage (number: string | undefined, size: string | undefined)
   return { number: n, size: s }
 }
 
+/** The first page at the default size: lists that are always paginated start there. */
+export const firstPage = (): PageRequest => ({ number: 1, size: DEFAULT_PAGE_SIZE })
+
 /** A whole number ≥ 1 of at most `digits` digits (a page past the end is fine; past 15 digits no offset is). */
 function positiveInteger (value: string, digits: number): number | undefined {
   if (!new RegExp(`^\\d{1,${digits}}$`).test(value.trim())) return undefined

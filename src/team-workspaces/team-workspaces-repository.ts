@@ -4,8 +4,9 @@ import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
-import { callerGrants, callerOfKind, callerValue } from '../access/grants.js'
-import { actsThrough, administersWorkspacesOf, isAdminOf, isMemberOf, readsWorkspacesOf, seesTeam, visibleRowKeys } from '../access/predicates.js'
+import { callerGrants, callerOfKind, callerValue, withGrants } from '../access/grants.js'
+import { actsThrough, administersWorkspacesOf, isAdminOf, isMemberOf, readsWorkspacesOf, seesTeam } from '../access/predicates.js'
+import { ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
 import type { AccessSource } from '../access/effective-access.js'
@@ -28,9 +29,10 @@ export type TeamWorkspaceView = PermissionRow & {
   organization_name: string
 }
 
-const ROW_COLUMNS = ['id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES] as const
-
 export interface Page { number: number, size: number }
+
+/** What a list is of: a workspace, a team, or one team on one workspace (at least one of them). */
+export interface ListFilter { workspaceId?: string, teamId?: string }
 
 export interface ListResult {
   rows: TeamWorkspaceView[]
@@ -83,39 +85,22 @@ export class TeamWorkspacesRepository {
   }
 
   /**
-   * The rows of a workspace the caller may see, in creation order, in one statement; undefined when
-   * the workspace does not exist or the caller is no member of its organization.
+   * The rows the caller may see (DESIGN §4 list), in creation order, in one statement: of a
+   * workspace (optionally of one team there), or of a team across its organization's workspaces.
+   * Undefined when the workspace does not exist or the caller is no member of its organization,
+   * or when the team does not exist or the caller may not see it.
    */
-  async list (caller: Caller, workspaceId: string, page?: Page): Promise<ListResult | undefined> {
-    const values = [callerValue(caller), workspaceId, ...(page === undefined ? [] : [page.size, (page.number - 1) * page.size])]
-    const query = this.shapes.compile(`list:${caller.kind}:${page === undefined ? 'all' : 'page'}`, values, ([who, wsId, limit, offset]) => this.withGrants(callerOfKind(caller.kind, who!))
-      .with('ws', (qc) => qc.selectFrom('workspaces as w')
-        .innerJoin('organizations as o', 'o.id', 'w.organization_id')
-        .where('w.id', '=', wsId!)
-        .where(isMemberOf('w.organization_id'))
-        .select(['w.id', 'w.name as workspace_name', 'o.name as organization_name', isAdminOf('w.id', 'w.organization_id').as('is_admin')]))
-      // O(1) whatever the workspace's size: the trigger-kept counts (migration 0002), plus for a
-      // member the rows of the secret teams it acts through; materialized so it runs once
-      .with((cte) => cte('total').materialized(), (qc) => qc.selectFrom('ws')
-        .select(page === undefined
-          ? sql<number>`0`.as('count')
-          : sql<number>`coalesce((select case when ws.is_admin then c.total else c.organization_visible end
-              from workspace_access_counts c where c.workspace_id = ws.id), 0)
-            + case when ws.is_admin then 0 else (
-              select count(*) from team_workspaces x
-              where x.workspace_id = ws.id and x.team_visibility = 'secret' and ${actsThrough('x.team_id')}) end`.as('count')))
-      // the page's keys first, from the indexes alone; then only its rows are read
-      .selectFrom(['ws', 'total'])
-      .leftJoinLateral((eb) => {
-        const keys = eb.selectFrom(visibleRowKeys('ws.id', 'ws.is_admin').as('k'))
-          .select(['k.id', 'k.created_at'])
-          .orderBy('k.created_at').orderBy('k.id')
-        return (page === undefined ? keys : keys.limit(limit as unknown as number).offset(offset as unknown as number)).as('p')
-      }, (join) => join.onTrue())
-      .leftJoin('team_workspaces as tw', 'tw.id', 'p.id')
-      .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
-      .select(['ws.workspace_name', 'ws.organization_name', 'total.count as total'])
-      .orderBy('p.created_at').orderBy('p.id'))
+  async list (caller: Caller, filter: ListFilter, page?: Page): Promise<ListResult | undefined> {
+    const by = filter.workspaceId === undefined ? 'team' : filter.teamId === undefined ? 'workspace' : 'pair'
+    const values = [callerValue(caller), ...(by === 'team' ? [filter.teamId] : by === 'workspace' ? [filter.workspaceId] : [filter.workspaceId, filter.teamId]),
+      ...(page === undefined ? [] : [page.size, (page.number - 1) * page.size])]
+    const query = this.shapes.compile(`list:${caller.kind}:${by}:${page === undefined ? 'all' : 'page'}`, values, ([who, ...rest]) => {
+      const grants = withGrants(this.db, callerOfKind(caller.kind, who!))
+      const pageOf = page === undefined ? undefined : { limit: rest.at(-2)!, offset: rest.at(-1)! }
+      return by === 'team'
+        ? rowsOfTeam(grants, rest[0]!, pageOf)
+        : rowsOfWorkspace(grants, rest[0]!, by === 'pair' ? rest[1]! : undefined, pageOf)
+    })
     const result = (await this.db.executeQuery<TeamWorkspaceView & { total: number | string }>(query)).rows
     if (result.length === 0) return undefined
     return { rows: result.filter((r) => r.id !== null), total: Number(result[0]!.total) }

@@ -27,16 +27,21 @@ const teamWorkspaceRoutes: FastifyPluginAsyncTypebox<{ repository: TeamWorkspace
   const prefix = app.prefix
 
   app.get('/team-workspaces', {
-    schema: { tags, operationId: 'listTeamWorkspaces', summary: 'List team access to a workspace', querystring: ListTeamWorkspacesQuery, description: descriptions.list, security, produces, response: responses.list }
+    schema: { tags, operationId: 'listTeamWorkspaces', summary: 'List team access to a workspace or of a team', querystring: ListTeamWorkspacesQuery, description: descriptions.list, security, produces, response: responses.list }
   }, async (request) => {
-    const { 'filter[workspace][id]': workspaceId, 'page[number]': number, 'page[size]': size } = request.query
+    const { 'filter[workspace][id]': workspaceId, 'filter[team][id]': teamId, 'page[number]': number, 'page[size]': size } = request.query
+    if (workspaceId === undefined && teamId === undefined) {
+      throw new ApiError(422, 'invalid parameter', 'filter[workspace][id] or filter[team][id] is required', { parameter: 'filter[workspace][id]' })
+    }
     const page = parsePage(number, size)
     const linksFrom = page === undefined ? undefined : origin(request) // a bad Host is refused before any work
-    const result = impossibleId(workspaceId) ? undefined : await repository.list(request.caller, workspaceId, page)
+    const filter = { ...(workspaceId === undefined ? {} : { workspaceId }), ...(teamId === undefined ? {} : { teamId }) }
+    const result = [workspaceId, teamId].some((id) => id !== undefined && impossibleId(id)) ? undefined : await repository.list(request.caller, filter, page)
     if (result === undefined) throw notFound()
     const data = result.rows.map((row) => toResource(row, prefix))
     if (page === undefined) return collection(data)
-    return paged(data, page, result.total, { origin: linksFrom!, path: `${prefix}/team-workspaces`, params: { 'filter[workspace][id]': workspaceId } })
+    const params = { ...(workspaceId === undefined ? {} : { 'filter[workspace][id]': workspaceId }), ...(teamId === undefined ? {} : { 'filter[team][id]': teamId }) }
+    return paged(data, page, result.total, { origin: linksFrom!, path: `${prefix}/team-workspaces`, params })
   })
 
   app.get('/team-workspaces/:id', {

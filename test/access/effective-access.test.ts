@@ -22,7 +22,7 @@ const seed = {
       workspaces: [{ id: 'ws-app', name: 'app' }, { id: 'ws-other', name: 'other' }],
       'team-access': [
         { team: 'planners', workspace: 'app', access: 'plan' },
-        { team: 'custom', workspace: 'app', access: 'custom', runs: 'apply', 'sentinel-mocks': 'read', 'run-tasks': true },
+        { team: 'custom', workspace: 'app', access: 'custom', runs: 'apply', 'sentinel-mocks': 'read', 'run-tasks': true, 'policy-overrides': false },
         { team: 'custom', workspace: 'other', access: 'admin' }
       ]
     },
@@ -30,7 +30,7 @@ const seed = {
   ]
 }
 const user = (name: string): Caller => ({ kind: 'user', userId: `user-${name}` })
-const CUSTOM = { runs: 'apply', variables: 'none', 'state-versions': 'none', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': true } as const
+const CUSTOM = { runs: 'apply', variables: 'none', 'state-versions': 'none', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': true, 'policy-overrides': false } as const
 
 t.test(`effectiveAccess on ${ENGINE}`, async (t) => {
   const app = await build(t, { seed })
@@ -55,11 +55,11 @@ t.test(`effectiveAccess on ${ENGINE}`, async (t) => {
   t.test('strongest wins, attribute by attribute, across custom rows and fixed levels', async (t) => {
     t.same(await on(user('mixed')), {
       access: 'plan',
-      permissions: { runs: 'apply', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': true }
+      permissions: { runs: 'apply', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': true, 'policy-overrides': false }
     }, 'plan row + custom row')
     t.same(await on(user('reader-custom')), {
       access: 'read',
-      permissions: { runs: 'apply', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': true }
+      permissions: { runs: 'apply', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': true, 'policy-overrides': false }
     }, 'read-workspaces + custom row')
     t.same(await on(user('mixed'), 'ws-other'), { access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin }, 'an admin row elsewhere')
   })
@@ -79,7 +79,7 @@ t.test(`effectiveAccess on ${ENGINE}`, async (t) => {
 t.test('strongestPermissions compares each attribute in its own order', async (t) => {
   t.equal(strongestPermissions([]), null)
   t.same(strongestPermissions([
-    { runs: 'plan', variables: 'none', 'state-versions': 'read-outputs', 'sentinel-mocks': 'none', 'workspace-locking': true, 'run-tasks': false },
-    { runs: 'read', variables: 'write', 'state-versions': 'none', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': false }
-  ]), { runs: 'plan', variables: 'write', 'state-versions': 'read-outputs', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': false })
+    { runs: 'plan', variables: 'none', 'state-versions': 'read-outputs', 'sentinel-mocks': 'none', 'workspace-locking': true, 'run-tasks': false, 'policy-overrides': false },
+    { runs: 'read', variables: 'write', 'state-versions': 'none', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': false, 'policy-overrides': true }
+  ]), { runs: 'plan', variables: 'write', 'state-versions': 'read-outputs', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': false, 'policy-overrides': true })
 })

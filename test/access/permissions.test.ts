@@ -5,12 +5,12 @@ import {
 
 t.test('implicit permissions per level (DESIGN §4 table)', async (t) => {
   t.same(IMPLICIT_PERMISSIONS, {
-    read: { runs: 'read', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false },
-    plan: { runs: 'plan', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false },
-    write: { runs: 'apply', variables: 'write', 'state-versions': 'write', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': false },
-    admin: { runs: 'apply', variables: 'write', 'state-versions': 'write', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': true }
+    read: { runs: 'read', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false, 'policy-overrides': false },
+    plan: { runs: 'plan', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false, 'policy-overrides': false },
+    write: { runs: 'apply', variables: 'write', 'state-versions': 'write', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': false, 'policy-overrides': false },
+    admin: { runs: 'apply', variables: 'write', 'state-versions': 'write', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': true, 'policy-overrides': false }
   })
-  t.same(CUSTOM_DEFAULTS, { runs: 'read', variables: 'none', 'state-versions': 'none', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false })
+  t.same(CUSTOM_DEFAULTS, { runs: 'read', variables: 'none', 'state-versions': 'none', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false, 'policy-overrides': false })
 })
 
 t.test('custom-only: a value other than the implied one under a fixed level is refused, with HCP Terraform’s words', async (t) => {
@@ -18,7 +18,7 @@ t.test('custom-only: a value other than the implied one under a fixed level is r
     attribute: 'runs',
     detail: "Runs is read-only when access level is 'read'; use the 'custom' access level to set this attribute."
   }])
-  t.same(customOnlyViolations('write', { 'state-versions': 'read-outputs', 'run-tasks': true }).map((v) => v.detail), [
+  t.same(customOnlyViolations('write', { 'state-versions': 'read-outputs', 'run-tasks': true, 'policy-overrides': false }).map((v) => v.detail), [
     "State versions is read-only when access level is 'write'; use the 'custom' access level to set this attribute.",
     "Run tasks is read-only when access level is 'write'; use the 'custom' access level to set this attribute."
   ])
@@ -32,7 +32,7 @@ t.test('custom-only: sending the implied value anyway is accepted (clients send 
   for (const [level, implied] of Object.entries(IMPLICIT_PERMISSIONS)) {
     t.same(customOnlyViolations(level as keyof typeof IMPLICIT_PERMISSIONS, implied), [], level)
   }
-  t.same(customOnlyViolations('custom', { runs: 'apply', 'run-tasks': true }), [], 'anything goes under custom')
+  t.same(customOnlyViolations('custom', { runs: 'apply', 'run-tasks': true, 'policy-overrides': false }), [], 'anything goes under custom')
 })
 
 t.test('add: fixed levels take their implicit permissions; custom fills omitted ones with the defaults', async (t) => {
@@ -51,7 +51,7 @@ function apply (current: { access: string } & Permissions, access: Parameters<ty
 }
 
 t.test('update: switching to a fixed level resets every permission to that level', async (t) => {
-  const custom = { access: 'custom', ...CUSTOM_DEFAULTS, runs: 'apply' as const, 'run-tasks': true }
+  const custom = { access: 'custom', ...CUSTOM_DEFAULTS, runs: 'apply' as const, 'run-tasks': true, 'policy-overrides': false }
   t.same(apply(custom, 'plan', {}), { access: 'plan', ...IMPLICIT_PERMISSIONS.plan })
   t.same(apply(custom, 'admin', { runs: 'apply' }), { access: 'admin', ...IMPLICIT_PERMISSIONS.admin }, 'the implied value may be sent along')
   t.same(apply(custom, 'read', { runs: 'apply' }), { violations: ['runs'] }, 'a contradicting value is refused')
@@ -59,7 +59,7 @@ t.test('update: switching to a fixed level resets every permission to that level
 
 t.test('update: switching to or staying on custom keeps every permission the body omits', async (t) => {
   const write = { access: 'write', ...IMPLICIT_PERMISSIONS.write }
-  t.same(apply(write, 'custom', { 'run-tasks': true }), { access: 'custom', ...IMPLICIT_PERMISSIONS.write, 'run-tasks': true })
+  t.same(apply(write, 'custom', { 'run-tasks': true, 'policy-overrides': false }), { access: 'custom', ...IMPLICIT_PERMISSIONS.write, 'run-tasks': true, 'policy-overrides': false })
   const custom = { access: 'custom', ...CUSTOM_DEFAULTS, variables: 'write' as const }
   t.same(apply(custom, undefined, { runs: 'plan' }), { ...custom, runs: 'plan' }, 'no access in the body: the level stays custom')
   t.same(apply(custom, 'custom', {}), custom)

@@ -35,7 +35,7 @@ const worldArb = fc.record({
 })
 
 const commandArb = fc.record({
-  op: fc.constantFrom('list', 'show', 'add', 'update', 'remove'),
+  op: fc.constantFrom('list', 'show', 'add', 'update', 'remove', 'readWorkspace', 'readTeam', 'listTeams', 'listByTeam'),
   principal: fc.nat(),
   a: fc.nat(),
   b: fc.nat(),
@@ -113,6 +113,16 @@ t.test(`the service agrees with a reference model of DESIGN §3-§4 on ${ENGINE}
       const mine = new Set(g.map((x) => x.team))
       return [...rows.values()].some((x) => x.ws === wsId && x.access === 'admin' && mine.has(x.team))
     }
+    // DESIGN §7: a workspace is read with effective access ≥ read; a team by owners, or by members
+    // when it is visible to the organization or their own
+    const readsWorkspace = (g: Grant[], wsId: string) => {
+      const org = orgOf(wsId)!
+      if (g.some((x) => x.org === org && (x.owner || x.manage || x.read))) return true
+      const mine = new Set(g.map((x) => x.team))
+      return [...rows.values()].some((x) => x.ws === wsId && mine.has(x.team))
+    }
+    const readsTeam = (g: Grant[], team: Team) => member(g, team.org) &&
+      (g.some((x) => x.org === team.org && x.owner) || team.visibility === 'organization' || g.some((x) => x.team === team.id))
     const visible = (g: Grant[], row: Row) => {
       const org = orgOf(row.ws)!
       if (!member(g, org)) return false
@@ -172,6 +182,33 @@ t.test(`the service agrees with a reference model of DESIGN §3-§4 on ${ENGINE}
           const row = rows.get(rowId)
           expected = g === null ? { status: 401 } : row === undefined || !admin(g, row.ws) ? { status: 404 } : { status: 204 }
           if (expected.status === 204) rows.delete(rowId)
+          break
+        }
+        case 'readWorkspace': {
+          res = await app.inject({ url: `/api/v2/workspaces/${wsId}`, headers })
+          expected = g === null ? { status: 401 } : orgOf(wsId) === undefined || !readsWorkspace(g, wsId) ? { status: 404 } : { status: 200 }
+          break
+        }
+        case 'readTeam': {
+          const team = c.b % (teams.length + 1) === teams.length ? undefined : teams[c.b % (teams.length + 1)]!
+          res = await app.inject({ url: `/api/v2/teams/${team?.id ?? `team-${r}-missing`}`, headers })
+          expected = g === null ? { status: 401 } : team === undefined || !readsTeam(g, team) ? { status: 404 } : { status: 200 }
+          break
+        }
+        case 'listTeams': {
+          const org = c.b % ORGS
+          res = await app.inject({ url: `/api/v2/organizations/${r}-o${org}/teams?page%5Bsize%5D=100`, headers })
+          expected = g === null
+            ? { status: 401 }
+            : !member(g, org) ? { status: 404 } : { status: 200, ids: teams.filter((x) => x.org === org && readsTeam(g, x)).map((x) => x.id).sort() }
+          break
+        }
+        case 'listByTeam': {
+          const team = teams[c.b % teams.length]!
+          res = await app.inject({ url: `/api/v2/team-workspaces?filter%5Bteam%5D%5Bid%5D=${team.id}`, headers })
+          expected = g === null
+            ? { status: 401 }
+            : !readsTeam(g, team) ? { status: 404 } : { status: 200, ids: [...rows].filter(([, x]) => x.team === team.id).map(([id]) => id).sort() }
           break
         }
       }

@@ -11,25 +11,34 @@ import { addBody, client, NOT_FOUND } from './client.js'
 const ALL = ['tws-admins-prod', 'tws-writers-prod', 'tws-red-prod']
 const VISIBLE = ['tws-writers-prod'] // the only organization-visible team with a row on ws-prod
 
-type Expect = { list: string[] | 404 | 401, showVisible: 200 | 404 | 401, showSecret: 200 | 404 | 401, write: boolean | 401 }
-const owner: Expect = { list: ALL, showVisible: 200, showSecret: 200, write: true }
-const member = (secret: boolean): Expect => ({ list: secret ? ['tws-writers-prod', 'tws-red-prod'] : VISIBLE, showVisible: 200, showSecret: secret ? 200 : 404, write: false })
-const stranger: Expect = { list: 404, showVisible: 404, showSecret: 404, write: false }
+// DESIGN §7 on top: the workspace read (effective access ≥ read on ws-prod), the secret team
+// team-red read (owners, and its members), the teams list, and filter[team][id]=team-red
+type Reads = { readWorkspace: 200 | 404 | 401, readSecretTeam: 200 | 404 | 401, teams: string[] | 404 | 401, teamFilter: string[] | 404 | 401 }
+type Expect = Reads & { list: string[] | 404 | 401, showVisible: 200 | 404 | 401, showSecret: 200 | 404 | 401, write: boolean | 401 }
+const ALL_TEAMS = ['admins', 'blue', 'green', 'managers', 'owners', 'readers', 'red', 'writers']
+const VISIBLE_TEAMS = ['green', 'writers']
+const ownerReads: Reads = { readWorkspace: 200, readSecretTeam: 200, teams: ALL_TEAMS, teamFilter: ['tws-red-prod'] }
+const memberReads = (ownTeams: string[], readsWorkspace: boolean): Reads =>
+  ({ readWorkspace: readsWorkspace ? 200 : 404, readSecretTeam: ownTeams.includes('red') ? 200 : 404, teams: [...VISIBLE_TEAMS, ...ownTeams].sort(), teamFilter: ownTeams.includes('red') ? ['tws-red-prod'] : 404 })
+const owner: Expect = { list: ALL, showVisible: 200, showSecret: 200, write: true, ...ownerReads }
+const admin = (ownTeams: string[]): Expect => ({ list: ALL, showVisible: 200, showSecret: 200, write: true, ...memberReads(ownTeams, true) })
+const member = (secret: boolean, reads: Reads): Expect => ({ list: secret ? ['tws-writers-prod', 'tws-red-prod'] : VISIBLE, showVisible: 200, showSecret: secret ? 200 : 404, write: false, ...reads })
+const stranger: Expect = { list: 404, showVisible: 404, showSecret: 404, write: false, readWorkspace: 404, readSecretTeam: 404, teams: 404, teamFilter: 404 }
 
 const MATRIX: Array<[string, string | null, Expect]> = [
   ['organization token', TOKENS.organization, owner],
   ['owners-team token', TOKENS.ownersTeam, owner],
   ['owner user', TOKENS.owner, owner],
-  ['workspace admin through team access', TOKENS.workspaceAdmin, owner],
-  ['member of a manage-workspaces team', TOKENS.manager, owner],
-  ['writer', TOKENS.writer, member(false)],
-  ['member of a read-workspaces team', TOKENS.reader, member(false)],
-  ['member of the secret team on the workspace', TOKENS.secretMember, member(true)],
-  ['member of another secret team', TOKENS.otherSecretMember, member(false)],
-  ['non-owner team token', TOKENS.nonOwnerTeam, member(false)],
+  ['workspace admin through team access', TOKENS.workspaceAdmin, admin(['admins'])],
+  ['member of a manage-workspaces team', TOKENS.manager, admin(['managers'])],
+  ['writer', TOKENS.writer, member(false, memberReads([], true))],
+  ['member of a read-workspaces team', TOKENS.reader, member(false, memberReads(['readers'], true))],
+  ['member of the secret team on the workspace', TOKENS.secretMember, member(true, memberReads(['red'], true))],
+  ['member of another secret team', TOKENS.otherSecretMember, member(false, memberReads(['blue'], false))],
+  ['non-owner team token', TOKENS.nonOwnerTeam, member(false, memberReads([], true))],
   ['user of another organization', TOKENS.otherOrganization, stranger],
   ['user in no team', TOKENS.noTeam, stranger],
-  ['no token', null, { list: 401, showVisible: 401, showSecret: 401, write: 401 }]
+  ['no token', null, { list: 401, showVisible: 401, showSecret: 401, write: 401, readWorkspace: 401, readSecretTeam: 401, teams: 401, teamFilter: 401 }]
 ]
 
 t.test(`authorization matrix on ${ENGINE}`, async (t) => {
@@ -38,6 +47,8 @@ t.test(`authorization matrix on ${ENGINE}`, async (t) => {
   const missing = await api.show('tws-does-not-exist', { token: TOKENS.organization })
   t.equal(missing.statusCode, 404)
   t.same(missing.json(), NOT_FOUND)
+  const missingWorkspace = await app.inject({ url: '/api/v2/workspaces/ws-does-not-exist', headers: { authorization: `Bearer ${TOKENS.organization}` } })
+  t.equal(missingWorkspace.body, missing.body, 'every resource’s 404 is the one document')
 
   /** A denial must look exactly like a missing id, byte for byte, and change nothing. */
   const denied = async (t: Test, res: { statusCode: number, body: string, headers: Record<string, unknown> }, before: unknown, status: 404 | 401) => {
@@ -72,6 +83,37 @@ t.test(`authorization matrix on ${ENGINE}`, async (t) => {
         t.equal(res.statusCode, expect.showSecret)
         if (expect.showSecret === 200) t.equal(res.json().data.id, 'tws-red-prod')
         else if (expect.showSecret === 404) t.equal(res.body, missing.body)
+      })
+
+      t.test('read the workspace (by id and by name)', async (t) => {
+        for (const url of ['/api/v2/workspaces/ws-prod', '/api/v2/organizations/acme/workspaces/prod']) {
+          const res = await app.inject({ url, headers: token === null ? {} : { authorization: `Bearer ${token}` } })
+          t.equal(res.statusCode, expect.readWorkspace, url)
+          if (expect.readWorkspace === 200) t.equal(res.json().data.id, 'ws-prod')
+          else if (expect.readWorkspace === 404) t.equal(res.body, missingWorkspace.body, 'byte-identical to a missing workspace')
+        }
+      })
+
+      t.test('read the secret team', async (t) => {
+        const res = await app.inject({ url: '/api/v2/teams/team-red', headers: token === null ? {} : { authorization: `Bearer ${token}` } })
+        t.equal(res.statusCode, expect.readSecretTeam)
+        if (expect.readSecretTeam === 404) t.equal(res.body, missingWorkspace.body, 'byte-identical to a missing team')
+      })
+
+      t.test('list the organization’s teams', async (t) => {
+        const res = await app.inject({ url: '/api/v2/organizations/acme/teams', headers: token === null ? {} : { authorization: `Bearer ${token}` } })
+        if (typeof expect.teams === 'number') return t.equal(res.statusCode, expect.teams)
+        t.same(res.json().data.map((x: { attributes: { name: string } }) => x.attributes.name), expect.teams)
+      })
+
+      t.test('list by filter[team][id] of the secret team', async (t) => {
+        const res = await api.listUrl('/api/v2/team-workspaces?filter%5Bteam%5D%5Bid%5D=team-red', call)
+        if (typeof expect.teamFilter === 'number') {
+          t.equal(res.statusCode, expect.teamFilter)
+          if (expect.teamFilter === 404) t.equal(res.body, missing.body)
+          return
+        }
+        t.same(res.json().data.map((r: { id: string }) => r.id), expect.teamFilter)
       })
 
       t.test('add', async (t) => {

@@ -27,7 +27,7 @@ t.test(`the team-workspaces contract (DESIGN §4) on ${ENGINE}`, async (t) => {
       data: {
         id: 'tws-red-prod',
         type: 'team-workspaces',
-        attributes: { access: 'custom', runs: 'plan', variables: 'none', 'state-versions': 'none', 'sentinel-mocks': 'none', 'workspace-locking': true, 'run-tasks': false },
+        attributes: { access: 'custom', runs: 'plan', variables: 'none', 'state-versions': 'none', 'sentinel-mocks': 'none', 'workspace-locking': true, 'run-tasks': false, 'policy-overrides': false },
         relationships: {
           team: { data: { id: 'team-red', type: 'teams' }, links: { related: '/api/v2/teams/team-red' } },
           workspace: { data: { id: 'ws-prod', type: 'workspaces' }, links: { related: '/api/v2/organizations/acme/workspaces/prod' } }
@@ -56,11 +56,18 @@ t.test(`the team-workspaces contract (DESIGN §4) on ${ENGINE}`, async (t) => {
     t.notOk('meta' in body || 'links' in body, 'no pagination members without page parameters')
   })
 
-  t.test('list: the filter is required and not empty', async (t) => {
-    for (const url of [LIST, `${LIST}?filter%5Bworkspace%5D%5Bid%5D=`, `${LIST}?filter[team][id]=team-red`]) {
+  t.test('list: a filter is required, and none may be empty', async (t) => {
+    const cases: Array<[string, string]> = [
+      [LIST, 'filter[workspace][id]'],
+      [`${LIST}?include=`, 'filter[workspace][id]'],
+      [`${LIST}?filter%5Bworkspace%5D%5Bid%5D=`, 'filter[workspace][id]'],
+      [`${LIST}?filter%5Bteam%5D%5Bid%5D=`, 'filter[team][id]'],
+      [`${LIST}?filter%5Bworkspace%5D%5Bid%5D=ws-prod&filter%5Bteam%5D%5Bid%5D=`, 'filter[team][id]']
+    ]
+    for (const [url, parameter] of cases) {
       const res = await api.listUrl(url, owner)
       t.equal(res.statusCode, 422, url)
-      t.match(res.json(), { errors: [{ status: '422', source: { parameter: 'filter[workspace][id]' } }] })
+      t.match(res.json(), { errors: [{ status: '422', source: { parameter } }] })
     }
   })
 
@@ -88,9 +95,9 @@ t.test(`the team-workspaces contract (DESIGN §4) on ${ENGINE}`, async (t) => {
   })
 
   t.test('add custom: omitted permissions take the custom defaults', async (t) => {
-    const res = await api.add(addBody('team-green', 'ws-prod', { access: 'custom', variables: 'write', 'run-tasks': true }), owner)
+    const res = await api.add(addBody('team-green', 'ws-prod', { access: 'custom', variables: 'write', 'run-tasks': true, 'policy-overrides': false }), owner)
     t.equal(res.statusCode, 200)
-    t.same(res.json().data.attributes, { access: 'custom', ...CUSTOM_DEFAULTS, variables: 'write', 'run-tasks': true })
+    t.same(res.json().data.attributes, { access: 'custom', ...CUSTOM_DEFAULTS, variables: 'write', 'run-tasks': true, 'policy-overrides': false })
     t.match(await row(res.json().data.id), { access: 'custom', runs: 'read', variables: 'write', state_versions: 'none', sentinel_mocks: 'none', workspace_locking: false, run_tasks: true })
     await app.db.deleteFrom('team_workspaces').where('id', '=', res.json().data.id).execute()
   })
@@ -132,7 +139,7 @@ t.test(`the team-workspaces contract (DESIGN §4) on ${ENGINE}`, async (t) => {
     ['access of the wrong JSON type', addBody('team-green', 'ws-prod', { access: 1 }), '/data/attributes/access'],
     ['runs out of its enum', addBody('team-green', 'ws-prod', { access: 'custom', runs: 'destroy' }), '/data/attributes/runs'],
     ['a boolean as a string', addBody('team-green', 'ws-prod', { access: 'custom', 'workspace-locking': 'true' }), '/data/attributes/workspace-locking'],
-    ['an unknown attribute', addBody('team-green', 'ws-prod', { access: 'read', 'policy-overrides': true }), '/data/attributes/policy-overrides'],
+    ['an unknown attribute', addBody('team-green', 'ws-prod', { access: 'read', 'project-access': true }), '/data/attributes/project-access'],
     ['no relationships', { data: { type: 'team-workspaces', attributes: { access: 'read' } } }, '/data/relationships'],
     ['no team', { data: { type: 'team-workspaces', attributes: { access: 'read' }, relationships: { workspace: { data: { type: 'workspaces', id: 'ws-prod' } } } } }, '/data/relationships/team'],
     ['team of the wrong type', { data: { type: 'team-workspaces', attributes: { access: 'read' }, relationships: { team: { data: { type: 'users', id: 'team-green' } }, workspace: { data: { type: 'workspaces', id: 'ws-prod' } } } } }, '/data/relationships/team/data/type'],
@@ -178,7 +185,7 @@ t.test(`the team-workspaces contract (DESIGN §4) on ${ENGINE}`, async (t) => {
   })
 
   t.test('update: a custom-only attribute under a fixed level is 422 — named or current level', async (t) => {
-    await refused(t, () => api.update('tws-red-prod', { data: { attributes: { access: 'write', 'run-tasks': true } } }, owner), 422, {
+    await refused(t, () => api.update('tws-red-prod', { data: { attributes: { access: 'write', 'run-tasks': true, 'policy-overrides': false } } }, owner), 422, {
       title: 'invalid attribute',
       detail: "Run tasks is read-only when access level is 'write'; use the 'custom' access level to set this attribute.",
       source: { pointer: '/data/attributes/run-tasks' }

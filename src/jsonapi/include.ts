@@ -1,0 +1,9 @@
+import { ApiError } from './errors.js'
+
+/**
+ * `include` (JSON:API's compound documents): this service includes nothing. Empty is accepted —
+ * the Terraform provider always sends `include=` — anything else is a 400 (DESIGN §7).
+ */
+export function noInclude (include: string | undefined): void {
+  if (include !== undefined && include !== '') throw new ApiError(400, 'bad request', 'include not supported', { parameter: 'include' })
+}

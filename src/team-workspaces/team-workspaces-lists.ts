@@ -1,0 +1,78 @@
+import { sql, type QueryCreator } from 'kysely'
+import type { Database } from '../db/database.js'
+import { actsThrough, isMemberOf, isAdminOf, readsTeam, visibleRowKeys } from '../access/predicates.js'
+import { PERMISSION_COLUMN_NAMES } from '../db/permission-columns.js'
+
+/**
+ * The list statements of team-workspaces (DESIGN §4), for the repository to build once per shape.
+ * Each takes a query creator whose `grants` CTE is the caller's, and the values (or the shape's
+ * placeholders) of its filter and page; each answers one row per listed row with the total, or
+ * no row at all when the workspace or team is not there for the caller (404).
+ */
+
+interface PageOf { limit: string, offset: string }
+
+/** The columns of a row that its resource needs. */
+export const ROW_COLUMNS = ['id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES] as const
+
+/** The rows of a workspace the caller sees, optionally only those of one team. */
+export function rowsOfWorkspace (grants: QueryCreator<Database>, workspaceId: string, teamId: string | undefined, page: PageOf | undefined) {
+  return grants
+    .with('ws', (qc) => qc.selectFrom('workspaces as w')
+      .innerJoin('organizations as o', 'o.id', 'w.organization_id')
+      .where('w.id', '=', workspaceId)
+      .where(isMemberOf('w.organization_id'))
+      .select(['w.id', 'w.name as workspace_name', 'o.name as organization_name', isAdminOf('w.id', 'w.organization_id').as('is_admin')]))
+    // O(1) for a whole workspace: the trigger-kept counts (migration 0002), plus for a member
+    // the rows of the secret teams it acts through; materialized so it runs once
+    .with((cte) => cte('total').materialized(), (qc) => qc.selectFrom('ws')
+      .select(page === undefined
+        ? sql<number>`0`.as('count')
+        : teamId !== undefined
+          ? sql<number>`(select count(*) from ${visibleRowKeys('ws.id', 'ws.is_admin')} k where k.team_id = ${teamId})`.as('count')
+          : sql<number>`coalesce((select case when ws.is_admin then c.total else c.organization_visible end
+              from workspace_access_counts c where c.workspace_id = ws.id), 0)
+            + case when ws.is_admin then 0 else (
+              select count(*) from team_workspaces x
+              where x.workspace_id = ws.id and x.team_visibility = 'secret' and ${actsThrough('x.team_id')}) end`.as('count')))
+    // the page's keys first, from the indexes alone; then only its rows are read
+    .selectFrom(['ws', 'total'])
+    .leftJoinLateral((eb) => {
+      let keys = eb.selectFrom(visibleRowKeys('ws.id', 'ws.is_admin').as('k'))
+        .select(['k.id', 'k.created_at'])
+        .orderBy('k.created_at').orderBy('k.id')
+      if (teamId !== undefined) keys = keys.where('k.team_id', '=', teamId)
+      return (page === undefined ? keys : keys.limit(page.limit as unknown as number).offset(page.offset as unknown as number)).as('p')
+    }, (join) => join.onTrue())
+    .leftJoin('team_workspaces as tw', 'tw.id', 'p.id')
+    .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
+    .select(['ws.workspace_name', 'ws.organization_name', 'total.count as total'])
+    .orderBy('p.created_at').orderBy('p.id')
+}
+
+/**
+ * The rows of a team across its organization's workspaces, for a caller who may read the team
+ * (DESIGN §7): every row of a team the caller sees is one it may see.
+ */
+export function rowsOfTeam (grants: QueryCreator<Database>, teamId: string, page: PageOf | undefined) {
+  return grants
+    .with('team', (qc) => qc.selectFrom('teams as t')
+      .where('t.id', '=', teamId)
+      .where(readsTeam('t.id', 't.visibility', 't.organization_id'))
+      .select('t.id'))
+    .selectFrom('team')
+    .leftJoinLateral((eb) => {
+      const rows = eb.selectFrom('team_workspaces as x')
+        .select(['x.id', 'x.created_at'])
+        .whereRef('x.team_id', '=', 'team.id')
+        .orderBy('x.created_at').orderBy('x.id')
+      return (page === undefined ? rows : rows.limit(page.limit as unknown as number).offset(page.offset as unknown as number)).as('p')
+    }, (join) => join.onTrue())
+    .leftJoin('team_workspaces as tw', 'tw.id', 'p.id')
+    .leftJoin('workspaces as w', 'w.id', 'tw.workspace_id')
+    .leftJoin('organizations as o', 'o.id', 'tw.organization_id')
+    .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
+    .select(['w.name as workspace_name', 'o.name as organization_name'])
+    .select(page === undefined ? sql<number>`0`.as('total') : sql<number>`(select count(*) from team_workspaces c where c.team_id = team.id)`.as('total'))
+    .orderBy('p.created_at').orderBy('p.id')
+}
