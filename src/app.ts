@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { Server } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Config } from './config.js'
@@ -8,7 +7,8 @@ import { connect, ping } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
-import { errorHandler, notFoundHandler } from './jsonapi/errors.js'
+import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler } from './jsonapi/errors.js'
+import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
 import { registerDocsUi, registerOpenApi } from './docs.js'
 import teamAccess from './plugin.js'
@@ -16,8 +16,6 @@ import teamAccess from './plugin.js'
 export const API_PREFIX = '/api/v2'
 export const DEMO_SEED = projectFile('seeds/demo.json')
 const VERSION = (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version
-/** How long a closing server keeps reading requests already sent on open connections. */
-const DRAIN_MS = 500
 const DEMO_TOKEN = 'acme-owners-demo-token'
 const DEMO_WORKSPACE = 'ws-prod'
 
@@ -26,6 +24,8 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
   /** Where the default logger writes (standard output when absent); the log canary test reads it. */
   logStream?: { write: (line: string) => void }
+  /** How a closing server drains its listener (DESIGN §5, Shutdown). */
+  drain?: DrainOptions
 }
 
 /** Query parameters whose values never reach a log line, should a client put a secret there. */
@@ -57,6 +57,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
       serializers: { req: requestForLog },
       ...(options.logStream === undefined ? {} : { stream: options.logStream })
     },
+    // a server that is closing still answers what reaches it — with our documents, not
+    // Fastify's own 503 — until it has drained (preClose below)
+    return503OnClosing: false,
     // bodies are JSON documents of a few hundred bytes; the plugin sets its own tighter limit
     bodyLimit: 1024 * 1024,
     // a slow or silent client must not hold a connection forever
@@ -86,9 +89,19 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     throw err
   }
 
+  let closing = false
+  const notReady = (): ApiError | null => closing
+    ? new ApiError(503, 'service unavailable', 'The service is shutting down.')
+    : null
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/readyz', async (_request, reply) => {
+    // not ready is an answer, not a failure: the document without an error log line per probe
+    const unready = (error: ApiError) => reply.status(error.statusCode).type(JSONAPI_TYPE).send({ errors: [error.toObject()] })
+    const before = notReady()
+    if (before !== null) return await unready(before)
     await ping(connection.db) // a database error becomes the 503 document
+    const after = notReady() // the signal may have come while the database answered
+    if (after !== null) return await unready(after)
     return await reply.send({ status: 'ok' })
   })
   // terrasnek and other clients discover the API root here
@@ -100,13 +113,14 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await registerOpenApi(app, VERSION)
   await app.register(teamAccess, { prefix: API_PREFIX, database: connection.db, migrate: false, rateLimit: config.rateLimit })
   await registerDocsUi(app)
+  // Shutdown (DESIGN §5): from here /readyz answers 503; the listener takes and answers what is
+  // queued for it until connections stop arriving, then closes; Fastify then waits for the
+  // requests in flight, and only then do the onClose hooks close the database.
   app.addHook('preClose', async () => {
-    // Node's close() also drops connections it sees as idle, and a connection whose request is
-    // still unread in its socket (the event loop busy with other requests) looks idle: stop
-    // accepting first, give what was already sent a moment to be read, then let Fastify close.
+    closing = true
     if (!app.server.listening) return
-    Server.prototype.close.call(app.server)
-    await new Promise((resolve) => setTimeout(resolve, DRAIN_MS))
+    const { ms, connections } = await drainListener(app.server, options.drain)
+    app.log.info({ ms, connections }, 'listener closed; finishing the requests in flight')
   })
   app.addHook('onListen', async () => {
     if (app.demoSeeded) logDemo(app)
