@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import { prettyFactory } from 'pino-pretty'
 import type { Kysely } from 'kysely'
 import type { Config } from './config.js'
 import { connect, ping } from './db/connect.js'
@@ -24,6 +25,11 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
   /** Where the default logger writes (standard output when absent); the log canary test reads it. */
   logStream?: { write: (line: string) => void }
+  /**
+   * Lines a person reads (pino-pretty), one per request, instead of JSON lines (two per request).
+   * By default: when the default logger writes to standard output and that is a terminal.
+   */
+  prettyLogs?: boolean
   /** How a closing server drains its listener (DESIGN §5, Shutdown). */
   drain?: DrainOptions
 }
@@ -50,13 +56,17 @@ function requestForLog (request: { method: string, url: string, hostname?: strin
  * the config names. Migrates on build and applies SEED_FILE, or the demo seed to an empty embedded database.
  */
 export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const pretty = options.logger === undefined &&
+    (options.prettyLogs ?? (options.logStream === undefined && process.stdout.isTTY === true))
+  const destination = options.logStream ?? (pretty ? process.stdout : undefined)
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
       serializers: { req: requestForLog },
-      ...(options.logStream === undefined ? {} : { stream: options.logStream })
+      ...(destination === undefined ? {} : { stream: pretty ? prettyStream(destination) : destination })
     },
+    ...(pretty ? { logController: new OneLinePerRequest() } : {}),
     // a server that is closing still answers what reaches it — with our documents, not
     // Fastify's own 503 — until it has drained (preClose below)
     return503OnClosing: false,
@@ -126,6 +136,27 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     if (app.demoSeeded) logDemo(app)
   })
   return app
+}
+
+/** For a person at a terminal: one line per request, when it is answered, instead of two. */
+class OneLinePerRequest extends LogController {
+  override incomingRequest (): void {}
+  override requestCompleted (error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    const line = `${request.method} ${requestForLog(request).url} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)} ms`
+    if (error) reply.log.error({ err: error }, line)
+    else reply.log.info(line)
+  }
+}
+
+/** pino's JSON lines as lines a person reads: time, level, request id, message; errors with their stack below. */
+function prettyStream (destination: { write: (line: string) => void }): { write: (line: string) => void } {
+  const prettify = prettyFactory({
+    colorize: destination === process.stdout && process.stdout.hasColors?.() === true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,reqId',
+    messageFormat: '{if reqId}{reqId} {end}{msg}'
+  })
+  return { write: (line) => { destination.write(prettify(line)) } }
 }
 
 declare module 'fastify' {
