@@ -9,6 +9,7 @@ import type { Database } from './db/database.js'
 import { migrate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
 import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler } from './jsonapi/errors.js'
+import { registerMetrics } from './metrics.js'
 import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
 import { registerDocsUi, registerOpenApi } from './docs.js'
@@ -91,6 +92,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   const connection = await connect(config.database, { ...config.databaseTimeouts, onPoolError: (err) => app.log.warn({ err }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())
   app.decorate('db', connection.db)
+  // metrics first: routes registered before them are not timed
+  await registerMetrics(app, connection)
   try {
     await migrate(connection.db)
     await seedOnStart(app, connection.db, config)
