@@ -9,6 +9,7 @@ import type { Database } from './db/database.js'
 import { migrate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
 import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler } from './jsonapi/errors.js'
+import { registerLoadShedding } from './load-shedding.js'
 import { registerMetrics } from './metrics.js'
 import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
@@ -92,8 +93,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   const connection = await connect(config.database, { ...config.databaseTimeouts, onPoolError: (err) => app.log.warn({ err }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())
   app.decorate('db', connection.db)
-  // metrics first: routes registered before them are not timed
+  // metrics first: routes registered before them are not timed; shed requests are counted
   await registerMetrics(app, connection)
+  await registerLoadShedding(app, API_PREFIX, config.loadShedding ?? { maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0, maxRssBytes: 0 })
   try {
     await migrate(connection.db)
     await seedOnStart(app, connection.db, config)
@@ -105,7 +107,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   let closing = false
   const notReady = (): ApiError | null => closing
     ? new ApiError(503, 'service unavailable', 'The service is shutting down.')
-    : null
+    : app.isUnderPressure()
+      ? new ApiError(503, 'service unavailable', 'The service is overloaded.')
+      : null
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/readyz', async (_request, reply) => {
     // not ready is an answer, not a failure: the document without an error log line per probe

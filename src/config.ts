@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { getHeapStatistics } from 'node:v8'
 import { envSchema } from 'env-schema'
 import { StringEnum } from '../schemas/common.js'
 import type { DatabaseLocation, DatabaseTimeouts } from './db/connect.js'
@@ -12,6 +13,9 @@ export const Settings = Type.Object({
   SEED_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A seed file applied on start.' })),
   LOG_LEVEL: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino level.' }),
   RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' }),
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000, description: 'Past this event-loop delay, API requests answer 503 with Retry-After; 0 switches it off.' }),
+  LOAD_SHED_HEAP_USED_MB: Type.Optional(Type.Integer({ minimum: 0, description: 'Past this much V8 heap in use, API requests answer 503; unset → 90% of the heap limit, 0 switches it off.' })),
+  LOAD_SHED_RSS_MB: Type.Integer({ minimum: 0, default: 0, description: 'Past this resident set size, API requests answer 503; 0 (the default) switches it off.' }),
   DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections in the pool.' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a request waits for a pool connection before 503.' }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a statement (or a lock wait) may take before 503.' })
@@ -25,11 +29,26 @@ export interface Config {
   seedFile?: string
   logLevel: Settings['LOG_LEVEL']
   rateLimit: number
+  /** Load shedding (@fastify/under-pressure); absent → off. */
+  loadShedding?: LoadShedding
   /** Put the demo data into an empty embedded database (the standalone default). */
   demo: boolean
   /** Pool size and timeouts on PostgreSQL (DB_POOL_SIZE, DB_CONNECTION_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
   databaseTimeouts?: DatabaseTimeouts
 }
+
+/** Thresholds past which API requests answer 503 with Retry-After; 0 switches one off. */
+export interface LoadShedding {
+  maxEventLoopDelayMs: number
+  maxHeapUsedBytes: number
+  maxRssBytes: number
+  /** How often the process is sampled, ms (default 1000). */
+  sampleIntervalMs?: number
+  /** Retry-After of a shed request, seconds (default 5). */
+  retryAfterS?: number
+}
+
+const MB = 1024 * 1024
 
 /** A setting that is wrong: the message says which and why, for a person to read. */
 export class ConfigError extends Error {
@@ -59,6 +78,14 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     ...(settings.SEED_FILE === undefined ? {} : { seedFile: settings.SEED_FILE }),
     logLevel: settings.LOG_LEVEL,
     rateLimit: settings.RATE_LIMIT,
+    loadShedding: {
+      maxEventLoopDelayMs: settings.LOAD_SHED_EVENT_LOOP_DELAY_MS,
+      // unset: 90% of the heap V8 may grow to, so that shedding starts before the allocator fails
+      maxHeapUsedBytes: settings.LOAD_SHED_HEAP_USED_MB === undefined
+        ? Math.floor(getHeapStatistics().heap_size_limit * 0.9)
+        : settings.LOAD_SHED_HEAP_USED_MB * MB,
+      maxRssBytes: settings.LOAD_SHED_RSS_MB * MB
+    },
     demo: true,
     databaseTimeouts: {
       poolSize: settings.DB_POOL_SIZE,

@@ -33,7 +33,8 @@ export function registerPoolMetrics (registry: promClient.Registry, connection: 
  * method, route and status code, whose `_count` is the number of requests (429s and 503s
  * included) — and the database pool. A registry of the app's own, so that two apps in one
  * process, or a host's metrics in the global registry, never collide. Register before any
- * route: routes registered earlier are not timed.
+ * route — routes registered earlier are not timed — and before load shedding, so that shed
+ * requests are counted.
  */
 export async function registerMetrics (app: FastifyInstance, connection: Pick<Connection, 'pool'>): Promise<promClient.Registry> {
   const registry = new promClient.Registry()
