@@ -11,6 +11,7 @@ import { applySeedFile } from './db/seed-file.js'
 import { ApiError, errorHandler, JSONAPI_TYPE, notFoundHandler } from './jsonapi/errors.js'
 import { registerLoadShedding } from './load-shedding.js'
 import { registerMetrics } from './metrics.js'
+import { connectRateLimitRedis } from './rate-limit-redis.js'
 import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
 import { registerDocsUi, registerOpenApi } from './docs.js'
@@ -127,8 +128,17 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     return await reply.type('application/json').send({ 'tfe.v2': v2, 'tfe.v2.1': v2, 'tfe.v2.2': v2, 'modules.v1': '/api/registry/v1/modules/' })
   })
 
+  const redis = config.redisUrl !== undefined && config.rateLimit > 0 ? await connectRateLimitRedis(config.redisUrl, app.log) : undefined
+  if (redis !== undefined) app.addHook('onClose', async () => redis.close())
+
   await registerOpenApi(app, VERSION)
-  await app.register(teamAccess, { prefix: API_PREFIX, database: connection.db, migrate: false, rateLimit: config.rateLimit })
+  await app.register(teamAccess, {
+    prefix: API_PREFIX,
+    database: connection.db,
+    migrate: false,
+    rateLimit: config.rateLimit,
+    ...(redis === undefined ? {} : { rateLimitRedis: redis.client })
+  })
   await registerDocsUi(app)
   // Shutdown (DESIGN §5): from here /readyz answers 503; the listener takes and answers what is
   // queued for it until connections stop arriving, then closes; Fastify then waits for the

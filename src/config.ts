@@ -13,6 +13,7 @@ export const Settings = Type.Object({
   SEED_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A seed file applied on start.' })),
   LOG_LEVEL: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino level.' }),
   RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'A redis:// URL: the rate-limit budget is kept in Redis, shared by every replica; unset → in-process.' })),
   LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000, description: 'Past this event-loop delay, API requests answer 503 with Retry-After; 0 switches it off.' }),
   LOAD_SHED_HEAP_USED_MB: Type.Optional(Type.Integer({ minimum: 0, description: 'Past this much V8 heap in use, API requests answer 503; unset → 90% of the heap limit, 0 switches it off.' })),
   LOAD_SHED_RSS_MB: Type.Integer({ minimum: 0, default: 0, description: 'Past this resident set size, API requests answer 503; 0 (the default) switches it off.' }),
@@ -29,6 +30,8 @@ export interface Config {
   seedFile?: string
   logLevel: Settings['LOG_LEVEL']
   rateLimit: number
+  /** REDIS_URL: where replicas share the rate-limit budget; absent → each process counts alone. */
+  redisUrl?: string
   /** Load shedding (@fastify/under-pressure); absent → off. */
   loadShedding?: LoadShedding
   /** Put the demo data into an empty embedded database (the standalone default). */
@@ -71,6 +74,13 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError('invalid setting: DATABASE_URL is not a valid URL (postgres://user@host:port/database)')
     }
   }
+  if (settings.REDIS_URL !== undefined) {
+    try {
+      new URL(settings.REDIS_URL) // eslint-disable-line no-new
+    } catch {
+      throw new ConfigError('invalid setting: REDIS_URL is not a valid URL (redis://host:port)')
+    }
+  }
   return {
     port: settings.PORT,
     host: settings.HOST,
@@ -78,6 +88,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     ...(settings.SEED_FILE === undefined ? {} : { seedFile: settings.SEED_FILE }),
     logLevel: settings.LOG_LEVEL,
     rateLimit: settings.RATE_LIMIT,
+    ...(settings.REDIS_URL === undefined ? {} : { redisUrl: settings.REDIS_URL }),
     loadShedding: {
       maxEventLoopDelayMs: settings.LOAD_SHED_EVENT_LOOP_DELAY_MS,
       // unset: 90% of the heap V8 may grow to, so that shedding starts before the allocator fails

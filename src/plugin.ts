@@ -31,6 +31,12 @@ export interface TeamAccessOptions {
    * sets it from RATE_LIMIT (default 30, as HCP Terraform).
    */
   rateLimit?: number
+  /**
+   * A Redis client (ioredis) holding the rate-limit budget, so that every replica counts against
+   * one budget per caller; when Redis fails, requests go through (the limit fails open).
+   * Absent: each process counts on its own.
+   */
+  rateLimitRedis?: unknown
 }
 
 /** What the plugin adds to the host: the question a host asks on every request of its own. */
@@ -89,6 +95,7 @@ const teamAccessApi: FastifyPluginAsync<TeamAccessOptions & { database: Kysely<D
         max,
         timeWindow: 1000,
         keyGenerator: rateLimitKey(db, options.authenticate),
+        ...(options.rateLimitRedis === undefined ? {} : { redis: options.rateLimitRedis, nameSpace: 'team-access:rate-limit:', skipOnError: true }),
         errorResponseBuilder: (_request, context) =>
           new ApiError(429, 'too many requests', `More than ${max} requests per second; retry in ${Math.ceil(context.ttl / 1000)} s.`)
       })

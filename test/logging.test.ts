@@ -1,5 +1,6 @@
 import t from 'tap'
 import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
 import { testConfig } from './helper.js'
 
 /**
@@ -29,4 +30,12 @@ t.test('JSON lines otherwise, as before', async (t) => {
   await app.inject('/healthz')
   const parsed = lines.map((l) => JSON.parse(l))
   t.same(parsed.map((l) => l.msg), ['incoming request', 'request completed'])
+})
+
+t.test('REDIS_URL is checked like the other settings', async (t) => {
+  t.equal(loadConfig({}).redisUrl, undefined, 'unset: a budget per process')
+  t.equal(loadConfig({ REDIS_URL: 'redis://cache:6379/0' }).redisUrl, 'redis://cache:6379/0')
+  t.equal(loadConfig({ REDIS_URL: '' }).redisUrl, undefined, 'empty means unset')
+  t.throws(() => loadConfig({ REDIS_URL: 'http://cache:6379' }), { name: 'ConfigError', message: /REDIS_URL must match pattern/ })
+  t.throws(() => loadConfig({ REDIS_URL: 'redis://[bad' }), { name: 'ConfigError', message: /REDIS_URL is not a valid URL/ })
 })
