@@ -25,6 +25,11 @@ Where each lives:
 - rate limiting: test/hardening/rate-limit.test.ts
 - log canary, limits: test/hardening/secrets-and-limits.test.ts
 - database faults (stop under load, pool exhaustion, lock wait): test-faults/database-faults.test.ts
-- graceful shutdown: test-faults/shutdown.test.ts
+- graceful shutdown, and the reported case: test-faults/shutdown.test.ts (the built server, SIGTERM; requests
+  in flight in the database, and unread in sockets and the accept queue of a stopped server)
+- two replicas, one Redis: test-faults/replicas.test.ts (two server processes on one PostgreSQL and one
+  Redis of the test's own; Redis stopped and started under them)
+- rate limiting through Redis: test/hardening/rate-limit.test.ts
+- metrics, load shedding: test/metrics.test.ts, test/load-shedding.test.ts (an event loop held busy)
 `)
 console.log(`RELIABILITY.md: ${figures.length} figures`)

@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { Server } from 'node:net'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import { prettyFactory } from 'pino-pretty'
 import type { Kysely } from 'kysely'
 import type { Config } from './config.js'
 import { connect, ping } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
-import { errorHandler, loggable, notFoundHandler } from './jsonapi/errors.js'
+import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from './jsonapi/errors.js'
+import { registerLoadShedding } from './load-shedding.js'
+import { registerMetrics } from './metrics.js'
+import { connectRateLimitRedis } from './rate-limit-redis.js'
+import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
 import { registerDocsUi, registerOpenApi } from './docs.js'
 import teamAccess from './plugin.js'
@@ -16,8 +20,6 @@ import teamAccess from './plugin.js'
 export const API_PREFIX = '/api/v2'
 export const DEMO_SEED = projectFile('seeds/demo.json')
 const VERSION = (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version
-/** How long a closing server keeps reading requests already sent on open connections. */
-const DRAIN_MS = 500
 const DEMO_TOKEN = 'acme-owners-demo-token'
 const DEMO_WORKSPACE = 'ws-DemoProduction01'
 
@@ -26,6 +28,13 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger']
   /** Where the default logger writes (standard output when absent); the log canary test reads it. */
   logStream?: { write: (line: string) => void }
+  /**
+   * Lines a person reads (pino-pretty), one per request, instead of JSON lines (two per request).
+   * By default: when the default logger writes to standard output and that is a terminal.
+   */
+  prettyLogs?: boolean
+  /** How a closing server drains its listener (DESIGN §5, Shutdown). */
+  drain?: DrainOptions
 }
 
 /** Query parameters whose values never reach a log line, should a client put a secret there. */
@@ -50,13 +59,20 @@ function requestForLog (request: { method: string, url: string, hostname?: strin
  * the config names. Migrates on build and applies SEED_FILE, or the demo seed to an empty embedded database.
  */
 export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const pretty = options.logger === undefined &&
+    (options.prettyLogs ?? (options.logStream === undefined && process.stdout.isTTY === true))
+  const destination = options.logStream ?? (pretty ? process.stdout : undefined)
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
       serializers: { req: requestForLog },
-      ...(options.logStream === undefined ? {} : { stream: options.logStream })
+      ...(destination === undefined ? {} : { stream: pretty ? prettyStream(destination) : destination })
     },
+    ...(pretty ? { logController: new OneLinePerRequest() } : {}),
+    // a server that is closing still answers what reaches it — with our documents, not
+    // Fastify's own 503 — until it has drained (preClose below)
+    return503OnClosing: false,
     // bodies are JSON documents of a few hundred bytes; the plugin sets its own tighter limit
     bodyLimit: 1024 * 1024,
     // a slow or silent client must not hold a connection forever
@@ -78,6 +94,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   const connection = await connect(config.database, { ...config.databaseTimeouts, onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())
   app.decorate('db', connection.db)
+  // metrics first: routes registered before them are not timed; shed requests are counted
+  await registerMetrics(app, connection)
+  await registerLoadShedding(app, API_PREFIX, config.loadShedding ?? { maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0, maxRssBytes: 0 })
   try {
     await migrate(connection.db)
     await seedOnStart(app, connection.db, config)
@@ -86,9 +105,21 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     throw err
   }
 
+  let closing = false
+  const notReady = (): ApiError | null => closing
+    ? new ApiError(503, 'service unavailable', 'The service is shutting down.')
+    : app.isUnderPressure()
+      ? new ApiError(503, 'service unavailable', 'The service is overloaded.')
+      : null
   app.get('/healthz', async () => ({ status: 'ok' }))
   app.get('/readyz', async (_request, reply) => {
+    // not ready is an answer, not a failure: the document without an error log line per probe
+    const unready = (error: ApiError) => reply.status(error.statusCode).type(JSONAPI_TYPE).send({ errors: [error.toObject()] })
+    const before = notReady()
+    if (before !== null) return await unready(before)
     await ping(connection.db) // a database error becomes the 503 document
+    const after = notReady() // the signal may have come while the database answered
+    if (after !== null) return await unready(after)
     return await reply.send({ status: 'ok' })
   })
   // terrasnek and other clients discover the API root here
@@ -96,6 +127,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     const v2 = `${API_PREFIX}/`
     return await reply.type('application/json').send({ 'tfe.v2': v2, 'tfe.v2.1': v2, 'tfe.v2.2': v2, 'modules.v1': '/api/registry/v1/modules/' })
   })
+
+  const redis = config.redisUrl !== undefined && config.rateLimit > 0 ? await connectRateLimitRedis(config.redisUrl, app.log) : undefined
+  if (redis !== undefined) app.addHook('onClose', async () => redis.close())
 
   await registerOpenApi(app, VERSION)
   await app.register(teamAccess, {
@@ -109,21 +143,44 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
       concurrency: connection.engine === 'pglite' ? 2 : config.databaseTimeouts?.poolSize ?? 10,
       maxWaitMs: config.queueWaitMs ?? 2000,
       perCaller: config.callerConcurrency ?? 0
-    }
+    },
+    ...(redis === undefined ? {} : { rateLimitRedis: redis.client })
   })
   await registerDocsUi(app)
+  // Shutdown (DESIGN §5): from here /readyz answers 503; the listener takes and answers what is
+  // queued for it until connections stop arriving, then closes; Fastify then waits for the
+  // requests in flight, and only then do the onClose hooks close the database.
   app.addHook('preClose', async () => {
-    // Node's close() also drops connections it sees as idle, and a connection whose request is
-    // still unread in its socket (the event loop busy with other requests) looks idle: stop
-    // accepting first, give what was already sent a moment to be read, then let Fastify close.
+    closing = true
     if (!app.server.listening) return
-    Server.prototype.close.call(app.server)
-    await new Promise((resolve) => setTimeout(resolve, DRAIN_MS))
+    const { ms, connections } = await drainListener(app.server, options.drain)
+    app.log.info({ ms, connections }, 'listener closed; finishing the requests in flight')
   })
   app.addHook('onListen', async () => {
     if (app.demoSeeded) logDemo(app)
   })
   return app
+}
+
+/** For a person at a terminal: one line per request, when it is answered, instead of two. */
+class OneLinePerRequest extends LogController {
+  override incomingRequest (): void {}
+  override requestCompleted (error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    const line = `${request.method} ${requestForLog(request).url} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)} ms`
+    if (error) reply.log.error({ err: error }, line)
+    else reply.log.info(line)
+  }
+}
+
+/** pino's JSON lines as lines a person reads: time, level, request id, message; errors with their stack below. */
+function prettyStream (destination: { write: (line: string) => void }): { write: (line: string) => void } {
+  const prettify = prettyFactory({
+    colorize: destination === process.stdout && process.stdout.hasColors?.() === true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,reqId',
+    messageFormat: '{if reqId}{reqId} {end}{msg}'
+  })
+  return { write: (line) => { destination.write(prettify(line)) } }
 }
 
 declare module 'fastify' {

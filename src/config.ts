@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { getHeapStatistics } from 'node:v8'
 import { envSchema } from 'env-schema'
 import { StringEnum } from '../schemas/common.js'
 import type { DatabaseLocation, DatabaseTimeouts } from './db/connect.js'
@@ -15,6 +16,10 @@ export const Settings = Type.Object({
   CALLER_CONCURRENCY: Type.Integer({ minimum: 0, default: 8, description: 'Requests of one caller in service or waiting at once; past it 429. 0 switches the cap off.' }),
   QUEUE_WAIT_MS: Type.Integer({ minimum: 1, default: 2000, description: 'How long a request may wait for its turn at the database before 503.' }),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'The origin of absolute links (https://tfe.example.com); unset → the request\'s validated Host.' })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'A redis:// URL: the rate-limit budget is kept in Redis, shared by every replica; unset → in-process.' })),
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000, description: 'Past this event-loop delay, API requests answer 503 with Retry-After; 0 switches it off.' }),
+  LOAD_SHED_HEAP_USED_MB: Type.Optional(Type.Integer({ minimum: 0, description: 'Past this much V8 heap in use, API requests answer 503; unset → 90% of the heap limit, 0 switches it off.' })),
+  LOAD_SHED_RSS_MB: Type.Integer({ minimum: 0, default: 0, description: 'Past this resident set size, API requests answer 503; 0 (the default) switches it off.' }),
   DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections in the pool.' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a request waits for a pool connection before 503.' }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a statement (or a lock wait) may take before 503.' })
@@ -34,11 +39,28 @@ export interface Config {
   queueWaitMs?: number
   /** The origin of absolute links (PUBLIC_URL). */
   publicUrl?: string
+  /** REDIS_URL: where replicas share the rate-limit budget; absent → each process counts alone. */
+  redisUrl?: string
+  /** Load shedding (@fastify/under-pressure); absent → off. */
+  loadShedding?: LoadShedding
   /** Put the demo data into an empty embedded database (the standalone default). */
   demo: boolean
   /** Pool size and timeouts on PostgreSQL (DB_POOL_SIZE, DB_CONNECTION_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
   databaseTimeouts?: DatabaseTimeouts
 }
+
+/** Thresholds past which API requests answer 503 with Retry-After; 0 switches one off. */
+export interface LoadShedding {
+  maxEventLoopDelayMs: number
+  maxHeapUsedBytes: number
+  maxRssBytes: number
+  /** How often the process is sampled, ms (default 1000). */
+  sampleIntervalMs?: number
+  /** Retry-After of a shed request, seconds (default 5). */
+  retryAfterS?: number
+}
+
+const MB = 1024 * 1024
 
 /** A setting that is wrong: the message says which and why, for a person to read. */
 export class ConfigError extends Error {
@@ -64,6 +86,13 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError('invalid setting: DATABASE_URL is not a valid URL (postgres://user@host:port/database)')
     }
   }
+  if (settings.REDIS_URL !== undefined) {
+    try {
+      new URL(settings.REDIS_URL) // eslint-disable-line no-new
+    } catch {
+      throw new ConfigError('invalid setting: REDIS_URL is not a valid URL (redis://host:port)')
+    }
+  }
   return {
     port: settings.PORT,
     host: settings.HOST,
@@ -74,6 +103,15 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     callerConcurrency: settings.CALLER_CONCURRENCY,
     queueWaitMs: settings.QUEUE_WAIT_MS,
     ...(settings.PUBLIC_URL === undefined ? {} : { publicUrl: new URL(settings.PUBLIC_URL).origin }),
+    ...(settings.REDIS_URL === undefined ? {} : { redisUrl: settings.REDIS_URL }),
+    loadShedding: {
+      maxEventLoopDelayMs: settings.LOAD_SHED_EVENT_LOOP_DELAY_MS,
+      // unset: 90% of the heap V8 may grow to, so that shedding starts before the allocator fails
+      maxHeapUsedBytes: settings.LOAD_SHED_HEAP_USED_MB === undefined
+        ? Math.floor(getHeapStatistics().heap_size_limit * 0.9)
+        : settings.LOAD_SHED_HEAP_USED_MB * MB,
+      maxRssBytes: settings.LOAD_SHED_RSS_MB * MB
+    },
     demo: true,
     databaseTimeouts: {
       poolSize: settings.DB_POOL_SIZE,

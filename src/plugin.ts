@@ -47,6 +47,12 @@ export interface TeamAccessOptions {
    * request's own scheme and `Host`, which must then be a well-formed `host[:port]` (else 400).
    */
   publicUrl?: string
+  /**
+   * A Redis client (ioredis) holding the rate-limit budget, so that every replica counts against
+   * one budget per caller; when Redis fails, requests go through (the limit fails open).
+   * Absent: each process counts on its own.
+   */
+  rateLimitRedis?: unknown
 }
 
 /** What the plugin adds to the host: the question a host asks on every request of its own. */
@@ -112,7 +118,7 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
 
   await app.register(async (api) => {
     await api.register(authentication, { db: options.db, authenticate: options.authenticate, failuresPerSecond: options.rateLimit ?? 0 })
-    if (options.rateLimit !== undefined && options.rateLimit > 0) await registerRateLimit(api, options.rateLimit)
+    if (options.rateLimit !== undefined && options.rateLimit > 0) await registerRateLimit(api, options.rateLimit, options.rateLimitRedis)
     await api.register(admission, { ...DEFAULT_ADMISSION, ...options.admission })
     const origin = linkOrigin(options.publicUrl)
     await api.register(teamWorkspaceRoutes, { repository: options.repositories.teamWorkspaces, origin })

@@ -17,9 +17,19 @@ export interface DatabaseTimeouts {
   poolSize?: number
 }
 
+/** How the PostgreSQL pool is used: connections open, idle, and requests waiting for one. */
+export interface PoolUsage {
+  max: number
+  total: number
+  idle: number
+  waiting: number
+}
+
 export interface Connection {
   db: Kysely<Database>
   engine: 'postgres' | 'pglite'
+  /** The PostgreSQL pool's counts right now (metrics read it); absent on PGlite, which is one connection. */
+  pool?: () => PoolUsage
   /** Destroys the Kysely instance and with it the pool or the embedded database. */
   close: () => Promise<void>
 }
@@ -30,7 +40,7 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
   log?: KyselyConfig['log']
 } = {}): Promise<Connection> {
   if ('url' in location) {
-    const pool = new pg.Pool({
+    const pgPool = new pg.Pool({
       connectionString: location.url,
       max: options.poolSize ?? 10,
       // every pg timeout defaults to "wait forever"
@@ -44,9 +54,11 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
       application_name: 'team-access'
     })
     // an idle client's error (server restart, network) must not kill the process
-    pool.on('error', (err) => options.onPoolError?.(err))
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool, options.onPoolError) }), log: options.log })
-    return { db, engine: 'postgres', close: () => db.destroy() }
+    pgPool.on('error', (err) => options.onPoolError?.(err))
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pgPool, options.onPoolError) }), log: options.log })
+    const max = options.poolSize ?? 10
+    const pool = (): PoolUsage => ({ max, total: pgPool.totalCount, idle: pgPool.idleCount, waiting: pgPool.waitingCount })
+    return { db, engine: 'postgres', pool, close: () => db.destroy() }
   }
   const pglite = new PGlite(location.dataDir === 'memory://' ? undefined : location.dataDir)
   await pglite.waitReady

@@ -1,5 +1,8 @@
 import t from 'tap'
-import { build, bearer, ENGINE } from '../helper.js'
+import { randomBytes } from 'node:crypto'
+import { buildApp } from '../../src/app.js'
+import { applySeed } from '../../src/db/seed.js'
+import { build, bearer, ENGINE, freshLocation, testConfig } from '../helper.js'
 import { recordFigure } from './figures.js'
 
 /** RATE_LIMIT (DESIGN §5): requests per second per caller, per address without a valid token. */
@@ -60,4 +63,43 @@ t.test('RATE_LIMIT=0 switches it off', async (t) => {
   }
   const res = await app.inject({ url: LIST, headers: bearer('ann-token-one') })
   t.equal(res.headers['x-ratelimit-limit'], undefined)
+})
+
+/**
+ * REDIS_URL (DESIGN §5): the budget lives in Redis, so that replicas share it — here two apps,
+ * each on a database of its own, on the machine's Redis (TEST_REDIS_URL, else 127.0.0.1:6379).
+ * The caller's id is new on every run, so runs never share a budget.
+ */
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+t.test(`with REDIS_URL, two apps share one budget per caller, on ${ENGINE}`, async (t) => {
+  const user = `user-shared-${randomBytes(6).toString('hex')}`
+  const shared = { ...seed, users: [...seed.users, { id: user, username: 'shared', tokens: ['shared-token-one'] }], organizations: [{ ...seed.organizations[0]!, teams: [{ name: 'owners', owners: true, members: ['ann', 'ben', 'shared'] }] }] }
+  const [one, two] = await Promise.all([build(t, { seed: shared, config: { rateLimit: 5, redisUrl: REDIS_URL } }), build(t, { seed: shared, config: { rateLimit: 5, redisUrl: REDIS_URL } })])
+  const statuses: number[] = []
+  const remaining: string[] = []
+  for (let i = 0; i < 8; i++) {
+    const res = await (i % 2 === 0 ? one : two).inject({ url: LIST, headers: bearer('shared-token-one') })
+    statuses.push(res.statusCode)
+    remaining.push(String(res.headers['x-ratelimit-remaining']))
+  }
+  t.same(statuses, [200, 200, 200, 200, 200, 429, 429, 429], 'five in all, not five each')
+  t.same(remaining.slice(0, 5), ['4', '3', '2', '1', '0'], 'each app sees what the other counted')
+  await recordFigure(`rate limiting through Redis (${ENGINE})`, '5 requests/s per caller across two apps on one Redis: 5 × 200, then 429', '5 in all')
+})
+
+t.test(`Redis unreachable: requests are served (the limit fails open), one warning, on ${ENGINE}`, async (t) => {
+  const lines: string[] = []
+  const app = await buildApp(testConfig(await freshLocation(t), { rateLimit: 2, redisUrl: 'redis://127.0.0.1:1', logLevel: 'warn' }), { logStream: { write: (line) => { lines.push(line) } } })
+  t.teardown(() => app.close())
+  await applySeed(app.db, seed)
+  const statuses: number[] = []
+  for (let i = 0; i < 6; i++) {
+    statuses.push((await app.inject({ url: LIST, headers: bearer('ann-token-one') })).statusCode)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  t.same(statuses, [200, 200, 200, 200, 200, 200], 'all served, past the limit of 2')
+  const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40 && /Redis unreachable/.test(l.msg))
+  t.equal(warnings.length, 1, 'one warning for the outage, however many reconnection attempts')
+  t.equal(warnings[0]?.redis, '127.0.0.1:1', 'naming where, never the password')
 })
