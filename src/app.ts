@@ -132,6 +132,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   if (redis !== undefined) app.addHook('onClose', async () => redis.close())
 
   await registerOpenApi(app, VERSION)
+  const concurrency = connection.engine === 'pglite' ? 2 : config.databaseTimeouts?.poolSize ?? 10
   await app.register(teamAccess, {
     prefix: API_PREFIX,
     database: connection.db,
@@ -140,7 +141,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     publicUrl: config.publicUrl,
     admission: {
       // PGlite runs one statement at a time: a second request's JSON work overlaps the first's query
-      concurrency: connection.engine === 'pglite' ? 2 : config.databaseTimeouts?.poolSize ?? 10,
+      concurrency,
+      queueLength: Math.max(200, 4 * concurrency),
       maxWaitMs: config.queueWaitMs ?? 2000,
       perCaller: config.callerConcurrency ?? 0
     },

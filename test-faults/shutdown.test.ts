@@ -72,8 +72,9 @@ await setup.close()
 /** The built server on the test's PostgreSQL, ready. */
 async function startServer (t: Test): Promise<{ server: ChildProcess, exited: Promise<{ code: number | null, at: number }> }> {
   const server = spawn(process.execPath, [projectFile('dist/src/server.js')], {
-    // a clean environment: the server must not inherit the test runner's loaders
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: postgres.url, PORT: String(PORT), LOG_LEVEL: process.env.SHUTDOWN_LOG ?? 'warn', RATE_LIMIT: '0', DB_POOL_SIZE: '150', DB_STATEMENT_TIMEOUT_MS: '20000' },
+    // a clean environment: the server must not inherit the test runner's loaders; one caller's
+    // hundreds of requests at once are the point here, so no per-caller cap and a long wait allowed
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: postgres.url, PORT: String(PORT), LOG_LEVEL: process.env.SHUTDOWN_LOG ?? 'warn', RATE_LIMIT: '0', CALLER_CONCURRENCY: '0', QUEUE_WAIT_MS: '20000', DB_POOL_SIZE: '150', DB_STATEMENT_TIMEOUT_MS: '20000' },
     stdio: ['ignore', 'inherit', 'inherit']
   })
   const exited = new Promise<{ code: number | null, at: number }>((resolve) => server.on('exit', (code) => resolve({ code, at: Date.now() })))
