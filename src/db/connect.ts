@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import { Kysely, PostgresDialect, sql, type KyselyConfig, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import pg from 'pg'
-import { PGlite } from '@electric-sql/pglite'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import type { Database } from './database.js'
+import { openPGlite } from './pglite.js'
 
 /** Where the data lives: a PostgreSQL server, or an embedded PGlite directory (`memory://` for none). */
 export type DatabaseLocation = { url: string } | { dataDir: string }
@@ -48,8 +48,7 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool, options.onPoolError) }), log: options.log })
     return { db, engine: 'postgres', close: () => db.destroy() }
   }
-  const pglite = new PGlite(location.dataDir === 'memory://' ? undefined : location.dataDir)
-  await pglite.waitReady
+  const pglite = await openPGlite(location.dataDir)
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log })
   return { db, engine: 'pglite', close: () => db.destroy() }
 }

@@ -1,0 +1,300 @@
+import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import { createHash } from 'node:crypto'
+import { createGunzip, gzipSync } from 'node:zlib'
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type DatabaseConnection, type Driver } from 'kysely'
+import { PGliteDialect } from 'kysely-pglite-dialect'
+import { migrations } from '../../migrations/index.js'
+import { projectFile } from '../project-file.js'
+import { migrate } from './migrate.js'
+
+/**
+ * The embedded database, started fast and small.
+ *
+ * A new PGlite database runs initdb: seconds of CPU and a peak of ~800 MB (PGlite 0.4 starts a
+ * second WebAssembly PostgreSQL for it); then the migrations' DDL costs more. Every new database
+ * ends up the same, so the build makes one (`npm run build` runs pglite-snapshot.js: initdb, then
+ * the migrations) and keeps it as a tarball beside the compiled code; a new database starts from a
+ * copy of it, and migrate() finds nothing left to apply (or only what is newer than the build).
+ * Without the tarball, with one of another PGlite line, or with one whose migrations are not the
+ * ones loaded here (an edited migration and no rebuild), PGlite runs initdb as before.
+ *
+ * initdb sizes shared_buffers for a server (128 MB), and PGlite touches all of its shared memory on
+ * every start: resident memory grows by about that much, and by more once the buffers fill. The
+ * bench dataset (40,000 rows) answers as fast with 8 MB as with 128 MB: the operating system's
+ * page cache (or, in memory, the file system) sits right behind the buffers.
+ */
+export const PGLITE_SETTINGS: readonly string[] = [
+  'shared_buffers=8MB'
+]
+
+/** Where the build puts the pre-initialised data directory, and what it records about it. */
+export const SNAPSHOT_FILE = projectFile('dist/pglite/pgdata.tar.gz')
+export const SNAPSHOT_INFO = projectFile('dist/pglite/pgdata.json')
+/** Bumped when the snapshot's contents or format change, so an old one is rebuilt. */
+export const SNAPSHOT_FORMAT = 2
+
+export interface SnapshotInfo {
+  format: number
+  pglite: string
+  /** The migrations applied in the snapshot, in order, each with a digest of its SQL. */
+  migrations: MigrationDigest[]
+}
+export interface MigrationDigest { name: string, sql: string }
+
+/** Opens PGlite on a directory, or in memory for `memory://`. */
+export async function openPGlite (dataDir: string): Promise<PGlite> {
+  const startParams = [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])]
+  const snapshot = await snapshotFile()
+  if (dataDir.startsWith('memory://')) {
+    // PGlite unpacks the tarball into its in-memory file system
+    const loadDataDir = snapshot === undefined ? undefined : new Blob([readFileSync(snapshot)], { type: 'application/x-gzip' })
+    return await PGlite.create({ startParams, ...(loadDataDir === undefined ? {} : { loadDataDir }) })
+  }
+  const directory = dataDir.startsWith('file://') ? dataDir.slice('file://'.length) : dataDir
+  if (snapshot !== undefined && isEmptyDirectory(directory)) await extractSnapshot(snapshot, directory)
+  return await PGlite.create({ dataDir, startParams })
+}
+
+/** Absent, or a directory with nothing in it: a new database. Anything else is PGlite's to judge. */
+function isEmptyDirectory (directory: string): boolean {
+  try {
+    return statSync(directory).isDirectory() && readdirSync(directory).length === 0
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT'
+  }
+}
+
+/** The installed PGlite's version, e.g. `0.4.6`. */
+export function pgliteVersion (): string {
+  const require = createRequire(import.meta.url)
+  let dir = dirname(require.resolve('@electric-sql/pglite'))
+  for (;;) {
+    const manifest = join(dir, 'package.json')
+    if (existsSync(manifest)) {
+      const { name, version } = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string, version: string }
+      if (name === '@electric-sql/pglite') return version
+    }
+    const parent = dirname(dir)
+    if (parent === dir) throw new Error('cannot find the version of @electric-sql/pglite')
+    dir = parent
+  }
+}
+
+/** Data directories are compatible within a PGlite line (0.4.x): same PostgreSQL major version. */
+export function sameLine (a: string, b: string): boolean {
+  const line = (version: string) => version.split('.').slice(0, 2).join('.')
+  return line(a) === line(b)
+}
+
+/** The snapshot (a gzipped tarball) when there is one made by this PGlite line from the migrations loaded here. */
+async function snapshotFile (): Promise<string | undefined> {
+  let info: SnapshotInfo
+  try {
+    info = JSON.parse(readFileSync(SNAPSHOT_INFO, 'utf8')) as SnapshotInfo
+  } catch {
+    return undefined // not built: initdb
+  }
+  if (info.format !== SNAPSHOT_FORMAT || !sameLine(info.pglite, pgliteVersion()) || !Array.isArray(info.migrations) || !existsSync(SNAPSHOT_FILE)) return undefined
+  // what the snapshot applied must be where this code's migrations begin, statement for statement
+  const current = await migrationDigests()
+  if (info.migrations.some((applied, i) => applied.name !== current[i]?.name || applied.sql !== current[i]?.sql)) {
+    warnStale()
+    return undefined
+  }
+  return SNAPSHOT_FILE
+}
+
+let warned = false
+function warnStale (): void {
+  if (warned) return
+  warned = true
+  process.emitWarning(`${SNAPSHOT_FILE} was built from other migrations than these: new embedded databases run initdb (slow) until \`npm run build\` makes it again`)
+}
+
+let digests: Promise<MigrationDigest[]> | undefined
+
+/**
+ * Each migration's up() run against a database that only writes down the statements it is sent
+ * (and answers no rows): a digest of that SQL, the same from src/ and from dist/.
+ */
+export async function migrationDigests (): Promise<MigrationDigest[]> {
+  digests ??= (async () => {
+    let statements: string[] = []
+    const connection: DatabaseConnection = {
+      executeQuery: async (query) => {
+        statements.push(JSON.stringify([query.sql, query.parameters]))
+        return { rows: [] }
+      },
+      streamQuery: async function * () {} // eslint-disable-line require-yield
+    }
+    const driver: Driver = {
+      init: async () => {},
+      acquireConnection: async () => connection,
+      beginTransaction: async () => {},
+      commitTransaction: async () => {},
+      rollbackTransaction: async () => {},
+      releaseConnection: async () => {},
+      destroy: async () => {}
+    }
+    const recorder = new Kysely<any>({
+      dialect: {
+        createAdapter: () => new PostgresAdapter(),
+        createDriver: () => driver,
+        createIntrospector: (db) => new PostgresIntrospector(db),
+        createQueryCompiler: () => new PostgresQueryCompiler()
+      }
+    })
+    const out: MigrationDigest[] = []
+    for (const name of Object.keys(migrations).sort()) {
+      statements = []
+      await migrations[name]!.up(recorder)
+      out.push({ name, sql: createHash('sha256').update(statements.join('\n')).digest('hex') })
+    }
+    return out
+  })()
+  return await digests
+}
+
+const BLOCK = 512
+
+/**
+ * Writes a tarball's files under `directory` as they come out of gunzip, never holding the whole
+ * (mostly empty pages, ~28 MB unpacked). Regular files and directories only, as writeTar makes them.
+ * PG_VERSION goes last, so an interrupted copy leaves a directory PGlite does not take for a
+ * database (it runs initdb over it).
+ */
+export async function extractSnapshot (tarball: string, directory: string): Promise<void> {
+  const root = resolve(directory)
+  mkdirSync(root, { recursive: true })
+  let header = Buffer.alloc(0)
+  let file: { fd: number, left: number, padding: number } | undefined
+  let pgVersion: { path: string, chunks: Buffer[] } | undefined
+  let ended = false
+  for await (const chunk of createReadStream(tarball).pipe(createGunzip()) as AsyncIterable<Buffer>) {
+    let at = 0
+    while (at < chunk.length && !ended) {
+      if (file !== undefined) {
+        const n = Math.min(file.left + file.padding, chunk.length - at)
+        const data = Math.min(n, file.left)
+        if (data > 0) {
+          if (file.fd >= 0) writeSync(file.fd, chunk, at, data)
+          else pgVersion!.chunks.push(chunk.subarray(at, at + data))
+        }
+        file.left -= data
+        file.padding -= n - data
+        at += n
+        if (file.left === 0 && file.padding === 0) {
+          if (file.fd >= 0) closeSync(file.fd)
+          file = undefined
+        }
+        continue
+      }
+      const take = Math.min(BLOCK - header.length, chunk.length - at)
+      header = Buffer.concat([header, chunk.subarray(at, at + take)])
+      at += take
+      if (header.length < BLOCK) continue
+      const block = header
+      header = Buffer.alloc(0)
+      if (block.every((byte) => byte === 0)) { ended = true; break }
+      const name = field(block, 0, 100)
+      const size = parseInt(field(block, 124, 12).trim() || '0', 8)
+      const type = String.fromCharCode(block[156]!)
+      const path = resolve(root, name)
+      if (path !== root && !path.startsWith(root + sep)) throw new Error(`snapshot entry outside the data directory: ${name}`)
+      if (type === '5') {
+        mkdirSync(path, { recursive: true })
+      } else if (type === '0' || type === '\0') {
+        const padding = (BLOCK - (size % BLOCK)) % BLOCK
+        let fd = -1
+        if (relative(root, path) === 'PG_VERSION') pgVersion = { path, chunks: [] }
+        else {
+          mkdirSync(dirname(path), { recursive: true })
+          fd = openSync(path, 'w')
+        }
+        file = { fd, left: size, padding }
+        if (size + padding === 0) {
+          if (fd >= 0) closeSync(fd)
+          file = undefined
+        }
+      } else {
+        throw new Error(`unexpected entry in the snapshot: ${name} (type ${type})`)
+      }
+    }
+  }
+  if (file !== undefined || !ended) throw new Error(`the snapshot ${tarball} is cut short`)
+  if (pgVersion !== undefined) writeFileSync(pgVersion.path, Buffer.concat(pgVersion.chunks))
+}
+
+function field (block: Buffer, offset: number, length: number): string {
+  const end = block.indexOf(0, offset)
+  return block.toString('utf8', offset, end === -1 || end > offset + length ? offset + length : end)
+}
+
+/** A ustar archive of a directory tree: directories and regular files, names relative to it. */
+export function writeTar (directory: string): Buffer {
+  const blocks: Buffer[] = []
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name)
+      const stat = statSync(path)
+      const entry = relative(directory, path).split(sep).join('/')
+      if (stat.isDirectory()) {
+        blocks.push(tarHeader(entry + '/', 0, '5', 0o700))
+        walk(path)
+      } else if (stat.isFile()) {
+        const data = readFileSync(path)
+        blocks.push(tarHeader(entry, data.length, '0', 0o600), data, Buffer.alloc((BLOCK - (data.length % BLOCK)) % BLOCK))
+      } else {
+        throw new Error(`not a file or a directory: ${path}`)
+      }
+    }
+  }
+  walk(directory)
+  blocks.push(Buffer.alloc(2 * BLOCK))
+  return Buffer.concat(blocks)
+}
+
+function tarHeader (name: string, size: number, type: '0' | '5', mode: number): Buffer {
+  if (Buffer.byteLength(name) > 100) throw new Error(`name too long for the snapshot tarball: ${name}`)
+  const header = Buffer.alloc(BLOCK)
+  const octal = (value: number, offset: number, length: number) => header.write(value.toString(8).padStart(length - 1, '0') + '\0', offset, length, 'ascii')
+  header.write(name, 0, 100, 'utf8')
+  octal(mode, 100, 8)
+  octal(0, 108, 8) // uid
+  octal(0, 116, 8) // gid
+  octal(size, 124, 12)
+  octal(0, 136, 12) // mtime: the same bytes from every build
+  header.write(type, 156, 1, 'ascii')
+  header.write('ustar\u000000', 257, 8, 'ascii')
+  header.fill(' ', 148, 156)
+  let sum = 0
+  for (const byte of header) sum += byte
+  header.write(sum.toString(8).padStart(6, '0') + '\0 ', 148, 8, 'ascii')
+  return header
+}
+
+/**
+ * Runs initdb once in a scratch directory, applies the migrations, shuts PostgreSQL down cleanly
+ * (so a copy starts without recovery) and returns the directory as a gzipped tarball.
+ */
+export async function makeSnapshot (): Promise<Buffer> {
+  const scratch = await mkdtemp(join(tmpdir(), 'team-access-initdb-'))
+  try {
+    // 1 MB WAL segments instead of 16: the copy is 28 MB instead of 44 (in memory, per database)
+    const pglite = await PGlite.create({ dataDir: scratch, initDbStartParams: ['--wal-segsize=1'] })
+    const db = new Kysely<any>({ dialect: new PGliteDialect(pglite) })
+    try {
+      await migrate(db)
+    } finally {
+      await db.destroy() // closes PGlite
+    }
+    return gzipSync(writeTar(scratch), { level: 9 })
+  } finally {
+    await rm(scratch, { recursive: true, force: true })
+  }
+}
