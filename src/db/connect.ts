@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Kysely, PostgresDialect, sql, type KyselyConfig, type PostgresPool, type PostgresPoolClient } from 'kysely'
-import pg from 'pg'
-import { PGliteDialect } from 'kysely-pglite-dialect'
+import type pg from 'pg'
 import type { Database } from './database.js'
-import { openPGlite } from './pglite.js'
 
 /** Where the data lives: a PostgreSQL server, or an embedded PGlite directory (`memory://` for none). */
 export type DatabaseLocation = { url: string } | { dataDir: string }
@@ -29,8 +27,10 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
   /** Kysely's log hook: sees every statement sent (the round-trip budget test counts with it). */
   log?: KyselyConfig['log']
 } = {}): Promise<Connection> {
+  // each engine's modules load only when it is used: a PGlite start does not parse pg, nor the reverse
   if ('url' in location) {
-    const pool = new pg.Pool({
+    const { default: { Pool } } = await import('pg')
+    const pool = new Pool({
       connectionString: location.url,
       max: options.poolSize ?? 10,
       // every pg timeout defaults to "wait forever"
@@ -48,6 +48,7 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pool, options.onPoolError) }), log: options.log })
     return { db, engine: 'postgres', close: () => db.destroy() }
   }
+  const [{ openPGlite }, { PGliteDialect }] = await Promise.all([import('./pglite.js'), import('kysely-pglite-dialect')])
   const pglite = await openPGlite(location.dataDir)
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log })
   return { db, engine: 'pglite', close: () => db.destroy() }

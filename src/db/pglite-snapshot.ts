@@ -17,12 +17,18 @@ try {
 
 if (JSON.stringify(current) !== JSON.stringify(wanted)) {
   const started = performance.now()
-  const tarball = await makeSnapshot()
-  mkdirSync(dirname(SNAPSHOT_FILE), { recursive: true })
-  // the description goes first and comes back last: a half-written pair is never taken for a good one
-  rmSync(SNAPSHOT_INFO, { force: true })
-  writeFileSync(`${SNAPSHOT_FILE}.tmp`, tarball)
-  renameSync(`${SNAPSHOT_FILE}.tmp`, SNAPSHOT_FILE)
-  writeFileSync(SNAPSHOT_INFO, JSON.stringify(wanted) + '\n')
-  console.log(`PGlite ${wanted.pglite} data directory, ${wanted.migrations.length} migrations applied: ${SNAPSHOT_FILE} (${(tarball.length / 1048576).toFixed(1)} MB, ${Math.round(performance.now() - started)} ms)`)
+  try {
+    const tarball = await makeSnapshot()
+    mkdirSync(dirname(SNAPSHOT_FILE), { recursive: true })
+    // the description goes first and comes back last: a half-written pair is never taken for a good one
+    rmSync(SNAPSHOT_INFO, { force: true })
+    writeFileSync(`${SNAPSHOT_FILE}.tmp`, tarball)
+    renameSync(`${SNAPSHOT_FILE}.tmp`, SNAPSHOT_FILE)
+    writeFileSync(SNAPSHOT_INFO, JSON.stringify(wanted) + '\n')
+    console.log(`PGlite ${wanted.pglite} data directory, ${wanted.migrations.length} migrations applied: ${SNAPSHOT_FILE} (${(tarball.length / 1048576).toFixed(1)} MB, ${Math.round(performance.now() - started)} ms)`)
+  } catch (err) {
+    // not fatal: without a snapshot, new embedded databases run initdb (slowly) as before
+    rmSync(SNAPSHOT_INFO, { force: true })
+    console.warn(`warning: no PGlite data directory snapshot (${(err as Error).message}); new embedded databases will run initdb`)
+  }
 }

@@ -1,6 +1,7 @@
 import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
+import { setFlagsFromString } from 'node:v8'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { createHash } from 'node:crypto'
@@ -32,6 +33,21 @@ export const PGLITE_SETTINGS: readonly string[] = [
   'shared_buffers=8MB'
 ]
 
+/**
+ * V8 compiles PGlite's 9 MB of WebAssembly lazily and recompiles the hot functions with its
+ * optimizing compiler on background tasks, up to 128 at once. Each worker thread that takes part
+ * grows a malloc arena of its own and keeps it: ~40 MB of resident memory at start on a 2-core
+ * machine, for no faster start (the first calls compile on the main thread anyway). One task does
+ * the same work. The setting is process-wide: WebAssembly compiled later in this process gets one
+ * background compile task too.
+ */
+let compileTasksLimited = false
+function limitWasmCompileTasks (): void {
+  if (compileTasksLimited) return
+  compileTasksLimited = true
+  setFlagsFromString('--wasm-num-compilation-tasks=1')
+}
+
 /** Where the build puts the pre-initialised data directory, and what it records about it. */
 export const SNAPSHOT_FILE = projectFile('dist/pglite/pgdata.tar.gz')
 export const SNAPSHOT_INFO = projectFile('dist/pglite/pgdata.json')
@@ -48,6 +64,7 @@ export interface MigrationDigest { name: string, sql: string }
 
 /** Opens PGlite on a directory, or in memory for `memory://`. */
 export async function openPGlite (dataDir: string): Promise<PGlite> {
+  limitWasmCompileTasks()
   const startParams = [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])]
   const snapshot = await snapshotFile()
   if (dataDir.startsWith('memory://')) {
