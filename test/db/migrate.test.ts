@@ -67,4 +67,12 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
     const { rows } = await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = 'team_workspaces'`.execute(db)
     t.ok(rows.some((r) => r.indexname === 'team_workspaces_workspace_idx'))
   })
+
+  t.test('one missing from the table: the Migrator applies it; all there: two reads answer', async (t) => {
+    // 0003 only replaces a function: applying it again is harmless (a new database comes migrated on PGlite)
+    await db.deleteFrom('team_access_migrations' as any).where('name', '=', '0003_count_triggers_lock_team').execute()
+    const applied = await migrate(db)
+    t.same(applied.map((r) => [r.migrationName, r.status]), [['0003_count_triggers_lock_team', 'Success']])
+    t.same(await migrate(db), [], 'then nothing left to apply')
+  })
 })
