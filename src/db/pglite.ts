@@ -66,14 +66,17 @@ export interface MigrationDigest { name: string, sql: string }
 export async function openPGlite (dataDir: string): Promise<PGlite> {
   limitWasmCompileTasks()
   const startParams = [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])]
-  const snapshot = await snapshotFile()
   if (dataDir.startsWith('memory://')) {
+    const snapshot = await snapshotFile()
     // PGlite unpacks the tarball into its in-memory file system
     const loadDataDir = snapshot === undefined ? undefined : new Blob([readFileSync(snapshot)], { type: 'application/x-gzip' })
     return await PGlite.create({ startParams, ...(loadDataDir === undefined ? {} : { loadDataDir }) })
   }
   const directory = dataDir.startsWith('file://') ? dataDir.slice('file://'.length) : dataDir
-  if (snapshot !== undefined && isEmptyDirectory(directory)) await extractSnapshot(snapshot, directory)
+  if (isEmptyDirectory(directory)) {
+    const snapshot = await snapshotFile()
+    if (snapshot !== undefined) await extractSnapshot(snapshot, directory)
+  }
   return await PGlite.create({ dataDir, startParams })
 }
 
