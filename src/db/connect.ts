@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto'
 import { Kysely, PostgresDialect, sql, type KyselyConfig, type PostgresPool, type PostgresPoolClient } from 'kysely'
-import pg from 'pg'
-import { PGlite } from '@electric-sql/pglite'
-import { PGliteDialect } from 'kysely-pglite-dialect'
+import type pg from 'pg'
 import type { Database } from './database.js'
 
 /** Where the data lives: a PostgreSQL server, or an embedded PGlite directory (`memory://` for none). */
@@ -39,8 +37,10 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
   /** Kysely's log hook: sees every statement sent (the round-trip budget test counts with it). */
   log?: KyselyConfig['log']
 } = {}): Promise<Connection> {
+  // each engine's modules load only when it is used: a PGlite start does not parse pg, nor the reverse
   if ('url' in location) {
-    const pgPool = new pg.Pool({
+    const { default: { Pool } } = await import('pg')
+    const pgPool = new Pool({
       connectionString: location.url,
       max: options.poolSize ?? 10,
       // every pg timeout defaults to "wait forever"
@@ -60,8 +60,8 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
     const pool = (): PoolUsage => ({ max, total: pgPool.totalCount, idle: pgPool.idleCount, waiting: pgPool.waitingCount })
     return { db, engine: 'postgres', pool, close: () => db.destroy() }
   }
-  const pglite = new PGlite(location.dataDir === 'memory://' ? undefined : location.dataDir)
-  await pglite.waitReady
+  const [{ openPGlite }, { PGliteDialect }] = await Promise.all([import('./pglite.js'), import('kysely-pglite-dialect')])
+  const pglite = await openPGlite(location.dataDir)
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log })
   return { db, engine: 'pglite', close: () => db.destroy() }
 }

@@ -1,3 +1,4 @@
+import type { ValidateFunction } from 'ajv'
 import type { Kysely } from 'kysely'
 import { SeedDocument, type SeedToken } from '../../schemas/seed.js'
 import { createAjv, errorMessage, errorPointer } from '../validation.js'
@@ -9,7 +10,8 @@ import { entry, labelOf, SeedError, type SeedSummary } from './seed-entries.js'
 
 export { SeedError, type SeedSummary }
 
-const validateDocument = createAjv().compile<SeedDocument>(SeedDocument)
+// compiled on first use, not on import: a start with nothing to seed does not pay for it (~50 ms)
+let validateDocument: ValidateFunction<SeedDocument> | undefined
 
 /**
  * Applies a seed document (DESIGN §6) in one transaction: everything or nothing.
@@ -21,6 +23,7 @@ export async function applySeed (db: Kysely<Database>, document: unknown): Promi
 }
 
 export function validateSeed (document: unknown): SeedDocument {
+  validateDocument ??= createAjv().compile<SeedDocument>(SeedDocument)
   if (!validateDocument(document)) {
     const error = validateDocument.errors![0]!
     throw new SeedError(pointerToEntry(document, errorPointer(error)), errorMessage(error))
