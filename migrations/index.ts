@@ -4,6 +4,7 @@ import * as m0002 from './0002_workspace_access_counts.js'
 import * as m0003 from './0003_count_triggers_lock_team.js'
 import * as m0004 from './0004_seed_grants.js'
 import * as m0005 from './0005_row_team_visibility.js'
+import * as m0007 from './0007_audit_events.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -11,5 +12,6 @@ export const migrations: Record<string, Migration> = {
   '0002_workspace_access_counts': m0002,
   '0003_count_triggers_lock_team': m0003,
   '0004_seed_grants': m0004,
-  '0005_row_team_visibility': m0005
+  '0005_row_team_visibility': m0005,
+  '0007_audit_events': m0007
 }
