@@ -17,10 +17,11 @@ export async function registerOpenApi (app: FastifyInstance, version: string): P
       info: {
         title: 'team-access',
         version,
-        description: "Team access to workspaces, wire-compatible with HCP Terraform's team-workspaces API. Every /team-workspaces request needs `Authorization: Bearer <token>`; errors are JSON:API error documents, and whatever a caller may not see or do answers the same 404 as an id that does not exist."
+        description: "Team access to workspaces, wire-compatible with HCP Terraform's team-workspaces API. Every /team-workspaces and /organization/audit-trail request needs `Authorization: Bearer <token>`; errors are JSON:API error documents, and whatever a caller may not see or do answers the same 404 as an id that does not exist."
       },
       tags: [
         { name: 'team-access', description: 'Which teams hold which privileges on which workspaces.' },
+        { name: 'audit', description: 'Who changed which access, when.' },
         { name: 'discovery', description: 'What clients ask before they start.' }
       ],
       components: { securitySchemes: { bearerToken: { type: 'http', scheme: 'bearer', description: 'An organization, team or user token.' } } }

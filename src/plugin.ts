@@ -12,6 +12,8 @@ import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from 
 import { createAjv } from './validation.js'
 import teamWorkspaceRoutes from './team-workspaces/team-workspaces-routes.js'
 import { TeamWorkspacesRepository } from './team-workspaces/team-workspaces-repository.js'
+import auditRoutes from './audit/audit-routes.js'
+import { AuditRepository } from './audit/audit-repository.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
 import type { Caller } from './auth/caller.js'
 
@@ -58,6 +60,10 @@ export interface TeamAccessDecorator {
 declare module 'fastify' {
   interface FastifyInstance {
     teamAccess: TeamAccessDecorator
+  }
+  interface FastifyContextConfig {
+    /** The route answers plain JSON, not JSON:API (the audit trail, as HCP Terraform); its errors are error documents still. */
+    plainJson?: boolean
   }
 }
 
@@ -111,6 +117,7 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(admission, { ...DEFAULT_ADMISSION, ...options.admission })
     const origin = linkOrigin(options.publicUrl)
     await api.register(teamWorkspaceRoutes, { repository: options.repository, origin })
+    await api.register(auditRoutes, { repository: new AuditRepository(options.db) })
   })
 }
 
@@ -139,8 +146,9 @@ function jsonApiPlumbing (app: FastifyInstance, bodyLimit: number): void {
       done(null, parsed)
     })
   })
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (reply.statusCode !== 204) void reply.type(JSONAPI_TYPE)
+  app.addHook('onSend', async (request, reply, payload) => {
+    const plain = request.routeOptions.config.plainJson === true && reply.statusCode < 400
+    if (reply.statusCode !== 204 && !plain) void reply.type(JSONAPI_TYPE)
     return payload
   })
 }

@@ -14,13 +14,14 @@ t.test('the document is valid OpenAPI 3', async (t) => {
   t.match((api as { openapi: string }).openapi, /^3\./)
 })
 
-t.test('it lists the five operations with every response status of DESIGN §4', async (t) => {
+t.test('it lists the five operations and the audit trail with every response status of DESIGN §4 and §8', async (t) => {
   const expected: Record<string, [string, string, string[]]> = {
     listTeamWorkspaces: ['/api/v2/team-workspaces', 'get', ['200', '401', '404', '422', '503']],
     showTeamWorkspace: ['/api/v2/team-workspaces/{id}', 'get', ['200', '401', '404', '503']],
     addTeamAccess: ['/api/v2/team-workspaces', 'post', ['200', '400', '401', '404', '415', '422', '503']],
     updateTeamAccess: ['/api/v2/team-workspaces/{id}', 'patch', ['200', '400', '401', '404', '415', '422', '503']],
-    removeTeamAccess: ['/api/v2/team-workspaces/{id}', 'delete', ['204', '401', '404', '503']]
+    removeTeamAccess: ['/api/v2/team-workspaces/{id}', 'delete', ['204', '401', '404', '503']],
+    listAuditTrail: ['/api/v2/organization/audit-trail', 'get', ['200', '401', '404', '422', '503']]
   }
   for (const [operationId, [path, method, statuses]] of Object.entries(expected)) {
     const operation = generated.paths[path]?.[method]
@@ -28,8 +29,11 @@ t.test('it lists the five operations with every response status of DESIGN §4', 
     t.same(Object.keys(operation?.responses ?? {}).sort(), statuses, `${operationId}: statuses`)
     t.same(operation.security, [{ bearerToken: [] }], `${operationId}: needs a bearer token`)
     const success = operation.responses[statuses[0]!]
-    if (statuses[0] !== '204') t.ok(success.content['application/vnd.api+json'], `${operationId}: answers JSON:API`)
+    if (statuses[0] !== '204' && operationId !== 'listAuditTrail') t.ok(success.content['application/vnd.api+json'], `${operationId}: answers JSON:API`)
   }
+  const audit = generated.paths['/api/v2/organization/audit-trail'].get.responses
+  t.same(Object.keys(audit['200'].content), ['application/json'], 'the audit trail answers plain JSON, as HCP Terraform')
+  t.same(Object.keys(audit['404'].content), ['application/vnd.api+json'], 'its errors are JSON:API error documents')
   t.ok(generated.paths['/api/v2/team-workspaces'].get.parameters.some((p: { name: string, required: boolean }) => p.name === 'filter[workspace][id]' && p.required))
   t.same(Object.keys(generated.components.schemas).sort(), ['ErrorObject', 'PaginationLinks', 'PaginationMeta', 'TeamWorkspace', 'TeamWorkspaceAttributes'], 'shared schemas are named components')
 })
