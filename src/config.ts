@@ -14,6 +14,7 @@ export const Settings = Type.Object({
   RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' }),
   CALLER_CONCURRENCY: Type.Integer({ minimum: 0, default: 8, description: 'Requests of one caller in service or waiting at once; past it 429. 0 switches the cap off.' }),
   QUEUE_WAIT_MS: Type.Integer({ minimum: 1, default: 2000, description: 'How long a request may wait for its turn at the database before 503.' }),
+  AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 0, default: 90, description: 'Audit events older than this many days are purged in the background; 0 keeps them forever.' }),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'The origin of absolute links (https://tfe.example.com); unset → the request\'s validated Host.' })),
   DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections in the pool.' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a request waits for a pool connection before 503.' }),
@@ -34,6 +35,10 @@ export interface Config {
   queueWaitMs?: number
   /** The origin of absolute links (PUBLIC_URL). */
   publicUrl?: string
+  /** Days audit events are kept (AUDIT_RETENTION_DAYS); 0 or absent keeps them. */
+  auditRetentionDays?: number
+  /** How often the audit purge runs after the first, ms (not a setting: hourly; tests make it short). */
+  auditPurgeEveryMs?: number
   /** Put the demo data into an empty embedded database (the standalone default). */
   demo: boolean
   /** Pool size and timeouts on PostgreSQL (DB_POOL_SIZE, DB_CONNECTION_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
@@ -73,6 +78,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: settings.RATE_LIMIT,
     callerConcurrency: settings.CALLER_CONCURRENCY,
     queueWaitMs: settings.QUEUE_WAIT_MS,
+    auditRetentionDays: settings.AUDIT_RETENTION_DAYS,
     ...(settings.PUBLIC_URL === undefined ? {} : { publicUrl: new URL(settings.PUBLIC_URL).origin }),
     demo: true,
     databaseTimeouts: {

@@ -14,6 +14,7 @@ import teamWorkspaceRoutes from './team-workspaces/team-workspaces-routes.js'
 import { TeamWorkspacesRepository } from './team-workspaces/team-workspaces-repository.js'
 import auditRoutes from './audit/audit-routes.js'
 import { AuditRepository } from './audit/audit-repository.js'
+import auditRetention from './audit/audit-retention.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
 import type { Caller } from './auth/caller.js'
 
@@ -45,6 +46,14 @@ export interface TeamAccessOptions {
    * request's own scheme and `Host`, which must then be a well-formed `host[:port]` (else 400).
    */
   publicUrl?: string
+  /**
+   * Audit events older than this many days are purged in the background (on start, then hourly);
+   * 0 or absent keeps every event. The standalone service sets it from AUDIT_RETENTION_DAYS
+   * (default 90).
+   */
+  auditRetentionDays?: number
+  /** How often the purge runs after the first, ms (default one hour). */
+  auditPurgeEveryMs?: number
 }
 
 /** What the plugin adds to the host: the question a host asks on every request of its own. */
@@ -83,6 +92,7 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
       return combineAccess(grants, grants.rows)
     }
   } satisfies TeamAccessDecorator)
+  await app.register(auditRetention, { db, retentionDays: options.auditRetentionDays ?? 0, everyMs: options.auditPurgeEveryMs })
   await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repository })
 }, { name: 'team-access', fastify: '5.x' })
 
