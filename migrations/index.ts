@@ -5,6 +5,7 @@ import * as m0003 from './0003_count_triggers_lock_team.js'
 import * as m0004 from './0004_seed_grants.js'
 import * as m0005 from './0005_row_team_visibility.js'
 import * as m0006 from './0006_policy_overrides.js'
+import * as m0007 from './0007_audit_events.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -13,5 +14,6 @@ export const migrations: Record<string, Migration> = {
   '0003_count_triggers_lock_team': m0003,
   '0004_seed_grants': m0004,
   '0005_row_team_visibility': m0005,
-  '0006_policy_overrides': m0006
+  '0006_policy_overrides': m0006,
+  '0007_audit_events': m0007
 }

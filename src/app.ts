@@ -139,6 +139,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     migrate: false,
     rateLimit: config.rateLimit,
     publicUrl: config.publicUrl,
+    auditRetentionDays: config.auditRetentionDays,
+    auditPurgeEveryMs: config.auditPurgeEveryMs,
     admission: {
       // PGlite runs one statement at a time: a second request's JSON work overlaps the first's query
       concurrency,

@@ -15,6 +15,7 @@ export const Settings = Type.Object({
   RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' }),
   CALLER_CONCURRENCY: Type.Integer({ minimum: 0, default: 8, description: 'Requests of one caller in service or waiting at once; past it 429. 0 switches the cap off.' }),
   QUEUE_WAIT_MS: Type.Integer({ minimum: 1, default: 2000, description: 'How long a request may wait for its turn at the database before 503.' }),
+  AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 0, default: 90, description: 'Audit events older than this many days are purged in the background; 0 keeps them forever.' }),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'The origin of absolute links (https://tfe.example.com); unset → the request\'s validated Host.' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'A redis:// URL: the rate-limit budget is kept in Redis, shared by every replica; unset → in-process.' })),
   LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000, description: 'Past this event-loop delay, API requests answer 503 with Retry-After; 0 switches it off.' }),
@@ -43,6 +44,10 @@ export interface Config {
   redisUrl?: string
   /** Load shedding (@fastify/under-pressure); absent → off. */
   loadShedding?: LoadShedding
+  /** Days audit events are kept (AUDIT_RETENTION_DAYS); 0 or absent keeps them. */
+  auditRetentionDays?: number
+  /** How often the audit purge runs after the first, ms (not a setting: hourly; tests make it short). */
+  auditPurgeEveryMs?: number
   /** Put the demo data into an empty embedded database (the standalone default). */
   demo: boolean
   /** Pool size and timeouts on PostgreSQL (DB_POOL_SIZE, DB_CONNECTION_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
@@ -102,6 +107,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: settings.RATE_LIMIT,
     callerConcurrency: settings.CALLER_CONCURRENCY,
     queueWaitMs: settings.QUEUE_WAIT_MS,
+    auditRetentionDays: settings.AUDIT_RETENTION_DAYS,
     ...(settings.PUBLIC_URL === undefined ? {} : { publicUrl: new URL(settings.PUBLIC_URL).origin }),
     ...(settings.REDIS_URL === undefined ? {} : { redisUrl: settings.REDIS_URL }),
     loadShedding: {

@@ -23,6 +23,7 @@ export async function registerOpenApi (app: FastifyInstance, version: string): P
         { name: 'team-access', description: 'Which teams hold which privileges on which workspaces.' },
         { name: 'workspaces', description: 'Workspaces, read-only: what the Terraform provider reads before it grants access.' },
         { name: 'teams', description: 'Teams, read-only: what the Terraform provider reads before it grants access.' },
+        { name: 'audit', description: 'Who changed which access, when.' },
         { name: 'discovery', description: 'What clients ask before they start.' }
       ],
       components: { securitySchemes: { bearerToken: { type: 'http', scheme: 'bearer', description: 'An organization, team or user token.' } } }

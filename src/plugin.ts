@@ -16,6 +16,9 @@ import workspaceRoutes from './workspaces/workspaces-routes.js'
 import { WorkspacesRepository } from './workspaces/workspaces-repository.js'
 import teamRoutes from './teams/teams-routes.js'
 import { TeamsRepository } from './teams/teams-repository.js'
+import auditRoutes from './audit/audit-routes.js'
+import { AuditRepository } from './audit/audit-repository.js'
+import auditRetention from './audit/audit-retention.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
 import type { Caller } from './auth/caller.js'
 
@@ -53,6 +56,14 @@ export interface TeamAccessOptions {
    * Absent: each process counts on its own.
    */
   rateLimitRedis?: unknown
+  /**
+   * Audit events older than this many days are purged in the background (on start, then hourly);
+   * 0 or absent keeps every event. The standalone service sets it from AUDIT_RETENTION_DAYS
+   * (default 90).
+   */
+  auditRetentionDays?: number
+  /** How often the purge runs after the first, ms (default one hour). */
+  auditPurgeEveryMs?: number
 }
 
 /** What the plugin adds to the host: the question a host asks on every request of its own. */
@@ -68,6 +79,10 @@ export interface TeamAccessDecorator {
 declare module 'fastify' {
   interface FastifyInstance {
     teamAccess: TeamAccessDecorator
+  }
+  interface FastifyContextConfig {
+    /** The route answers plain JSON, not JSON:API (the audit trail, as HCP Terraform); its errors are error documents still. */
+    plainJson?: boolean
   }
 }
 
@@ -88,6 +103,7 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
       return combineAccess(grants, grants.rows)
     }
   } satisfies TeamAccessDecorator)
+  await app.register(auditRetention, { db, retentionDays: options.auditRetentionDays ?? 0, everyMs: options.auditPurgeEveryMs })
   await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repositories })
 }, { name: 'team-access', fastify: '5.x' })
 
@@ -124,6 +140,7 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(teamWorkspaceRoutes, { repository: options.repositories.teamWorkspaces, origin })
     await api.register(workspaceRoutes, { repository: options.repositories.workspaces, origin })
     await api.register(teamRoutes, { repository: options.repositories.teams, origin })
+    await api.register(auditRoutes, { repository: new AuditRepository(options.db) })
   })
 }
 
@@ -152,8 +169,9 @@ function jsonApiPlumbing (app: FastifyInstance, bodyLimit: number): void {
       done(null, parsed)
     })
   })
-  app.addHook('onSend', async (_request, reply, payload) => {
-    if (reply.statusCode !== 204) void reply.type(JSONAPI_TYPE)
+  app.addHook('onSend', async (request, reply, payload) => {
+    const plain = request.routeOptions.config.plainJson === true && reply.statusCode < 400
+    if (reply.statusCode !== 204 && !plain) void reply.type(JSONAPI_TYPE)
     return payload
   })
 }

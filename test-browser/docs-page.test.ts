@@ -7,7 +7,7 @@ import { testConfig } from '../test/helper.js'
 /** /docs renders in a real browser: Debian's Chromium, driven by playwright-core. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
-t.test('the /docs page renders the team access operations and the workspace and team reads', async (t) => {
+t.test('the /docs page renders the team access operations, the workspace and team reads, and the audit trail', async (t) => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`)
   const app = await buildApp(testConfig({ dataDir: 'memory://' }), { logger: false })
   t.teardown(() => app.close())
@@ -35,7 +35,7 @@ t.test('the /docs page renders the team access operations and the workspace and 
   }))
   for (const operation of ['GET /api/v2/team-workspaces', 'POST /api/v2/team-workspaces', 'GET /api/v2/team-workspaces/{id}', 'PATCH /api/v2/team-workspaces/{id}', 'DELETE /api/v2/team-workspaces/{id}',
     'GET /api/v2/workspaces/{id}', 'GET /api/v2/organizations/{organization}/workspaces/{name}', 'GET /api/v2/organizations/{organization}/workspaces',
-    'GET /api/v2/teams/{id}', 'GET /api/v2/organizations/{organization}/teams']) {
+    'GET /api/v2/teams/{id}', 'GET /api/v2/organizations/{organization}/teams', 'GET /api/v2/organization/audit-trail']) {
     t.ok(operations.includes(operation), `the page shows ${operation}`)
   }
   const title = await page.textContent('.info .title')

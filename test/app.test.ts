@@ -167,6 +167,7 @@ t.test('bad settings stop the server with a clear message and a non-zero exit, n
     [{ DATABASE_URL: 'postgres://[bad' }, /team-access: invalid setting: DATABASE_URL is not a valid URL/],
     [{ LOG_LEVEL: 'loud' }, /team-access: invalid setting: LOG_LEVEL must be equal to one of the allowed values/],
     [{ RATE_LIMIT: '-1' }, /team-access: invalid setting: RATE_LIMIT must be >= 0/],
+    [{ AUDIT_RETENTION_DAYS: 'ninety' }, /team-access: invalid setting: AUDIT_RETENTION_DAYS must be integer/],
     [{ SEED_FILE: '/nonexistent/seed.json', DATA_DIR: 'memory://' }, /team-access: \/nonexistent\/seed\.json: cannot read the seed file \(ENOENT\)/],
     [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, /team-access: cannot reach the database: connect ECONNREFUSED/]
   ]

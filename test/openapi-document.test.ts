@@ -14,7 +14,7 @@ t.test('the document is valid OpenAPI 3', async (t) => {
   t.match((api as { openapi: string }).openapi, /^3\./)
 })
 
-t.test('it lists the operations with every response status of DESIGN §4 and §7', async (t) => {
+t.test('it lists the operations with every response status of DESIGN §4, §7 and §8', async (t) => {
   const expected: Record<string, [string, string, string[]]> = {
     listTeamWorkspaces: ['/api/v2/team-workspaces', 'get', ['200', '400', '401', '404', '422', '503']],
     showTeamWorkspace: ['/api/v2/team-workspaces/{id}', 'get', ['200', '401', '404', '503']],
@@ -25,7 +25,8 @@ t.test('it lists the operations with every response status of DESIGN §4 and §7
     showWorkspaceByName: ['/api/v2/organizations/{organization}/workspaces/{name}', 'get', ['200', '400', '401', '404', '503']],
     listWorkspaces: ['/api/v2/organizations/{organization}/workspaces', 'get', ['200', '400', '401', '404', '422', '503']],
     showTeam: ['/api/v2/teams/{id}', 'get', ['200', '400', '401', '404', '503']],
-    listTeams: ['/api/v2/organizations/{organization}/teams', 'get', ['200', '400', '401', '404', '422', '503']]
+    listTeams: ['/api/v2/organizations/{organization}/teams', 'get', ['200', '400', '401', '404', '422', '503']],
+    listAuditTrail: ['/api/v2/organization/audit-trail', 'get', ['200', '401', '404', '422', '503']]
   }
   for (const [operationId, [path, method, statuses]] of Object.entries(expected)) {
     const operation = generated.paths[path]?.[method]
@@ -33,8 +34,11 @@ t.test('it lists the operations with every response status of DESIGN §4 and §7
     t.same(Object.keys(operation?.responses ?? {}).sort(), statuses, `${operationId}: statuses`)
     t.same(operation.security, [{ bearerToken: [] }], `${operationId}: needs a bearer token`)
     const success = operation.responses[statuses[0]!]
-    if (statuses[0] !== '204') t.ok(success.content['application/vnd.api+json'], `${operationId}: answers JSON:API`)
+    if (statuses[0] !== '204' && operationId !== 'listAuditTrail') t.ok(success.content['application/vnd.api+json'], `${operationId}: answers JSON:API`)
   }
+  const audit = generated.paths['/api/v2/organization/audit-trail'].get.responses
+  t.same(Object.keys(audit['200'].content), ['application/json'], 'the audit trail answers plain JSON, as HCP Terraform')
+  t.same(Object.keys(audit['404'].content), ['application/vnd.api+json'], 'its errors are JSON:API error documents')
   t.ok(['filter[workspace][id]', 'filter[team][id]'].every((name) => generated.paths['/api/v2/team-workspaces'].get.parameters.some((p: { name: string }) => p.name === name)), 'both filters are documented')
   t.same(Object.keys(generated.components.schemas).sort(), ['ErrorObject', 'PaginationLinks', 'PaginationMeta', 'Team', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'Workspace'], 'shared schemas are named components')
 })

@@ -12,8 +12,9 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
  */
 const document = JSON.parse(readFileSync(new URL('../schemas/openapi.json', import.meta.url), 'utf8'))
 
-export type Operation = 'list' | 'show' | 'add' | 'update' | 'remove'
+export type Operation = 'list' | 'show' | 'add' | 'update' | 'remove' | 'auditTrail'
 const OPERATIONS: Record<Operation, [string, string, string]> = {
+  auditTrail: ['/api/v2/organization/audit-trail', 'get', '200'],
   list: ['/api/v2/team-workspaces', 'get', '200'],
   show: ['/api/v2/team-workspaces/{id}', 'get', '200'],
   add: ['/api/v2/team-workspaces', 'post', '200'],
@@ -34,10 +35,11 @@ export function responseValidator (path: string, method: string, status: string)
   if (!validators.has(key)) {
     const response = document.paths[path]?.[method]?.responses?.[status]
     if (response === undefined) throw new Error(`schemas/openapi.json has no ${key}`)
-    const schema = response.content?.['application/vnd.api+json']?.schema
-    validators.set(key, schema === undefined
+    // JSON:API, or plain JSON (the audit trail)
+    const mediaType = ['application/vnd.api+json', 'application/json'].find((type) => response.content?.[type]?.schema !== undefined)
+    validators.set(key, mediaType === undefined
       ? null
-      : ajv.compile({ $ref: `openapi#/paths/${escape(path)}/${method}/responses/${status}/content/${escape('application/vnd.api+json')}/schema` }))
+      : ajv.compile({ $ref: `openapi#/paths/${escape(path)}/${method}/responses/${status}/content/${escape(mediaType)}/schema` }))
   }
   return validators.get(key)!
 }

@@ -2,6 +2,7 @@ import type { ColumnType, Generated } from 'kysely'
 import type {
   Access, Runs, Variables, StateVersions, SentinelMocks, Visibility
 } from '../../schemas/common.js'
+import type { AuditAction } from '../../schemas/audit.js'
 
 /** Postgres is snake_case; the wire's kebab-case is mapped once, in serialize. */
 export interface Database {
@@ -14,6 +15,7 @@ export interface Database {
   team_workspaces: TeamWorkspaceTable
   workspace_access_counts: WorkspaceAccessCountTable
   seed_grants: SeedGrantTable
+  audit_events: AuditEventTable
 }
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
@@ -96,4 +98,26 @@ export interface WorkspaceAccessCountTable {
 export interface SeedGrantTable {
   fingerprint: string
   applied_at: CreatedAt
+}
+
+/** Who made a change: a token's kind, or the system (a seed file). */
+export type AccessorKind = TokenKind | 'system'
+
+/** One change of access (migration 0007); append-only, written in the statement that makes the change. */
+export interface AuditEventTable {
+  id: Generated<string>
+  organization_id: string
+  occurred_at: CreatedAt
+  accessor_kind: AccessorKind
+  /** The user, team or organization behind the token; null for the system. */
+  accessor_id: string | null
+  /** Its username, team name or organization name when the change was made; `seed` for the system. */
+  accessor_description: string
+  request_id: string
+  action: AuditAction
+  workspace_id: string
+  team_id: string
+  team_name: string
+  /** `access=… runs=… …` after the change (wire names); null for a removal. */
+  permissions: string | null
 }

@@ -1,11 +1,12 @@
-import { createHash } from 'node:crypto'
-import type { Transaction } from 'kysely'
+import { createHash, randomUUID } from 'node:crypto'
+import { sql, type Transaction } from 'kysely'
 import type { SeedDocument, SeedTeamAccess, SeedToken } from '../../schemas/seed.js'
 import { PERMISSION_NAMES, permissionsOnAdd } from '../access/permissions.js'
 import { tokenDigest } from '../auth/token-digest.js'
 import type { Database, TokenKind } from './database.js'
 import { newId } from './ids.js'
-import { permissionColumns, pickPermissions } from './permission-columns.js'
+import { PERMISSION_COLUMN_NAMES, permissionColumns, pickPermissions } from './permission-columns.js'
+import { recordEvents } from '../audit/audit-record.js'
 import { entry, SeedError, type SeedSummary } from './seed-entries.js'
 
 type Subject = { kind: TokenKind, id: string }
@@ -14,6 +15,8 @@ type Subject = { kind: TokenKind, id: string }
 export class SeedWriter {
   private readonly summary: SeedSummary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0 }
   private readonly userIds = new Map<string, string>()
+  /** The audit events of one application share an id, as a request's would: the grants that came together. */
+  private readonly applicationId = randomUUID()
 
   constructor (private readonly trx: Transaction<Database>) {}
 
@@ -99,7 +102,7 @@ export class SeedWriter {
    * remembered by its fingerprint — team, workspace, permissions — and skipped ever after, so a
    * grant the API removed or changed stays as the API left it. A new or edited entry sets the
    * (team, workspace) row to what it says, whatever that row's id, or adds it: it never fails on
-   * what the API did.
+   * what the API did. Applying it records its audit event (System, `seed`) in the same statement.
    */
   private async grant (grant: SeedTeamAccess, organizationId: string, teamId: string, workspaceId: string): Promise<void> {
     const permissions = permissionsOnAdd(grant.access, pickPermissions(grant))
@@ -117,10 +120,17 @@ export class SeedWriter {
     // an explicit id is kept unless another row has it by now (the API may have re-added the pair)
     const idTaken = grant.id !== undefined &&
       (await this.trx.selectFrom('team_workspaces').select('id').where('id', '=', grant.id).executeTakeFirst()) !== undefined
-    await this.trx.insertInto('team_workspaces')
+    const applied = this.trx.with('applied', (qc) => qc.insertInto('team_workspaces')
       .values({ id: grant.id === undefined || idTaken ? newId('tws') : grant.id, organization_id: organizationId, team_id: teamId, workspace_id: workspaceId, ...values })
       .onConflict((oc) => oc.columns(['team_id', 'workspace_id']).doUpdateSet(values))
-      .execute()
+      // which the upsert did: a row it inserted has xmax 0, a row it updated was locked by this transaction first
+      .returning(['organization_id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES, sql<boolean>`xmax = 0`.as('added')]))
+    await recordEvents(applied, 'applied', {
+      action: sql`case when applied.added then 'add_team' else 'update_team_permissions' end`,
+      accessor: { kind: 'system', description: 'seed' },
+      requestId: this.applicationId,
+      permissions: true
+    }).execute()
     this.summary.teamAccess++
   }
 

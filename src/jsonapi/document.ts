@@ -32,9 +32,7 @@ export interface ListLocation {
 /** A document of one page: `meta.pagination` and absolute `links` that keep the list's parameters. */
 export function paged<D> (data: D[], page: PageRequest, total: number, at: ListLocation):
 { data: D[], meta: { pagination: PaginationMeta }, links: PaginationLinks } {
-  const totalPages = Math.max(1, Math.ceil(total / page.size)) // an empty list still has one (empty) page
-  const prev = page.number > 1 ? Math.min(page.number - 1, totalPages) : null
-  const next = page.number < totalPages ? page.number + 1 : null
+  const { totalPages, prev, next } = pageNumbers(page, total)
   // brackets percent-encoded, as HCP Terraform's links
   const url = (n: number) => `${at.origin}${at.path}?${new URLSearchParams({ ...at.params, 'page[number]': String(n), 'page[size]': String(page.size) }).toString()}`
   return {
@@ -56,5 +54,15 @@ export function paged<D> (data: D[], page: PageRequest, total: number, at: ListL
       next: next === null ? null : url(next),
       last: url(totalPages)
     }
+  }
+}
+
+/** Where a page stands among all pages: shared by JSON:API's `meta.pagination` and the audit trail's `pagination`. */
+export function pageNumbers (page: PageRequest, total: number): { totalPages: number, prev: number | null, next: number | null } {
+  const totalPages = Math.max(1, Math.ceil(total / page.size)) // an empty list still has one (empty) page
+  return {
+    totalPages,
+    prev: page.number > 1 ? Math.min(page.number - 1, totalPages) : null,
+    next: page.number < totalPages ? page.number + 1 : null
   }
 }

@@ -30,3 +30,16 @@ function positiveInteger (value: string, digits: number): number | undefined {
 
 const badParameter = (parameter: string, detail: string) =>
   new ApiError(422, 'invalid parameter', detail, { parameter })
+
+/**
+ * A page of a list that is always paginated, with sizes of its own (the audit trail: default and
+ * largest 1000, as HCP Terraform): number ≥ 1 (default 1), size 1..max; anything else is 422.
+ */
+export function parseFixedPage (number: string | undefined, size: string | undefined, sizes: { default: number, max: number }): PageRequest {
+  // 12 digits: the offset of any such page is still an exact number
+  const n = number === undefined ? 1 : positiveInteger(number, 12)
+  if (n === undefined) throw badParameter('page[number]', 'page[number] must be a positive integer')
+  const s = size === undefined ? sizes.default : positiveInteger(size, String(sizes.max).length)
+  if (s === undefined || s > sizes.max) throw badParameter('page[size]', `page[size] must be between 1 and ${sizes.max}`)
+  return { number: n, size: s }
+}

@@ -10,13 +10,15 @@ import { ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-list
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
 import type { AccessSource } from '../access/effective-access.js'
+import { recordEvents } from '../audit/audit-record.js'
 
 /**
  * Team-workspace rows, read and written with the caller's visibility and permission applied in
  * SQL (the predicates of src/access/predicates.ts), one statement per operation so that
  * concurrent writes are decided by the database: the unique (team, workspace) key for duplicate
  * adds, row locks for updates of different attributes. Each statement is built once per shape
- * (src/db/query-shapes.ts) and replayed with new values.
+ * (src/db/query-shapes.ts) and replayed with new values. Each write records its audit event in
+ * the same statement (src/audit/audit-record.ts), from the rows it changed: none when it changed none.
  */
 
 /** A row with what its links need. */
@@ -109,12 +111,12 @@ export class TeamWorkspacesRepository {
   /**
    * Adds a row if the caller administers the workspace and the team is of its organization.
    * `added` undefined: nothing was inserted; `taken` tells whether that was because the pair exists
-   * (only ever true for a caller who may manage that workspace).
+   * (only ever true for a caller who may manage that workspace). `requestId` goes into the audit event.
    */
-  async add (caller: Caller, input: { teamId: string, workspaceId: string, access: Access, permissions: Permissions }): Promise<AddResult> {
-    const values = [callerValue(caller), newId('tws'), input.teamId, input.workspaceId, input.access,
+  async add (caller: Caller, input: { teamId: string, workspaceId: string, access: Access, permissions: Permissions }, requestId: string): Promise<AddResult> {
+    const values = [callerValue(caller), requestId, newId('tws'), input.teamId, input.workspaceId, input.access,
       ...PERMISSION_NAMES.map((name) => input.permissions[name])]
-    const query = this.shapes.compile(`add:${caller.kind}`, values, ([who, id, teamId, workspaceId, access, ...permissions]) =>
+    const query = this.shapes.compile(`add:${caller.kind}`, values, ([who, request, id, teamId, workspaceId, access, ...permissions]) =>
       this.withGrants(callerOfKind(caller.kind, who!))
         .with('inserted', (qc) => qc.insertInto('team_workspaces')
           .columns(['id', 'organization_id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES])
@@ -128,7 +130,8 @@ export class TeamWorkspacesRepository {
               ...PERMISSION_NAMES.map((name, i) => sql`${permissions[i]}::${sql.raw(columnType(name))}`.as(PERMISSION_COLUMNS[name]))
             ]))
           .onConflict((oc) => oc.columns(['team_id', 'workspace_id']).doNothing())
-          .returning(ROW_COLUMNS))
+          .returning(['organization_id', ...ROW_COLUMNS]))
+        .with('audit', (qc) => recordEvents(qc, 'inserted', { action: 'add_team', accessor: { kind: caller.kind, id: who! }, requestId: request!, permissions: true }))
         .selectFrom('inserted')
         .innerJoin('workspaces as w', 'w.id', 'inserted.workspace_id')
         .innerJoin('organizations as o', 'o.id', 'w.organization_id')
@@ -152,13 +155,13 @@ export class TeamWorkspacesRepository {
    * current level allows them. `updated` undefined: `current` is the row's level when the caller may
    * manage it (then that level refused the change), undefined when it may not (404).
    */
-  async update (caller: Caller, id: string, changes: UpdateChanges): Promise<UpdateResult> {
+  async update (caller: Caller, id: string, changes: UpdateChanges, requestId: string): Promise<UpdateResult> {
     // the shape: which permissions are written, and which current levels allow it
     const names = PERMISSION_NAMES.filter((name) => changes.permissions[name] !== undefined)
     const key = `update:${caller.kind}:${changes.access === undefined ? '-' : 'access'}:${names.join(',')}:${changes.currentAccessIn.length}`
-    const values = [callerValue(caller), id, ...(changes.access === undefined ? [] : [changes.access]),
+    const values = [callerValue(caller), requestId, id, ...(changes.access === undefined ? [] : [changes.access]),
       ...names.map((name) => changes.permissions[name]), ...changes.currentAccessIn]
-    const query = this.shapes.compile(key, values, ([who, rowId, ...rest]) => {
+    const query = this.shapes.compile(key, values, ([who, request, rowId, ...rest]) => {
       const access = changes.access === undefined ? undefined : rest.shift()
       const written = names.map((name) => [name, rest.shift()] as const)
       return this.withGrants(callerOfKind(caller.kind, who!))
@@ -170,7 +173,8 @@ export class TeamWorkspacesRepository {
           .where('tw.id', '=', rowId!)
           .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
           .where('tw.access', 'in', rest as Access[])
-          .returning(ROW_COLUMNS.map((c) => `tw.${c}` as const)))
+          .returning(['tw.organization_id', ...ROW_COLUMNS.map((c) => `tw.${c}` as const)]))
+        .with('audit', (qc) => recordEvents(qc, 'updated', { action: 'update_team_permissions', accessor: { kind: caller.kind, id: who! }, requestId: request!, permissions: true }))
         .selectFrom('updated')
         .innerJoin('workspaces as w', 'w.id', 'updated.workspace_id')
         .innerJoin('organizations as o', 'o.id', 'w.organization_id')
@@ -190,13 +194,16 @@ export class TeamWorkspacesRepository {
   }
 
   /** Removes the row if the caller administers its workspace; false when there was nothing it could remove. */
-  async remove (caller: Caller, id: string): Promise<boolean> {
-    const query = this.shapes.compile(`remove:${caller.kind}`, [callerValue(caller), id], ([who, rowId]) =>
+  async remove (caller: Caller, id: string, requestId: string): Promise<boolean> {
+    const query = this.shapes.compile(`remove:${caller.kind}`, [callerValue(caller), requestId, id], ([who, request, rowId]) =>
       this.withGrants(callerOfKind(caller.kind, who!))
-        .deleteFrom('team_workspaces as tw')
-        .where('tw.id', '=', rowId!)
-        .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
-        .returning('tw.id'))
+        .with('removed', (qc) => qc.deleteFrom('team_workspaces')
+          .where('team_workspaces.id', '=', rowId!)
+          .where(isAdminOf('team_workspaces.workspace_id', 'team_workspaces.organization_id'))
+          .returning(['id', 'organization_id', 'team_id', 'workspace_id']))
+        .with('audit', (qc) => recordEvents(qc, 'removed', { action: 'remove_team', accessor: { kind: caller.kind, id: who! }, requestId: request!, permissions: false }))
+        .selectFrom('removed')
+        .select('removed.id'))
     return (await this.db.executeQuery(query)).rows.length > 0
   }
 }

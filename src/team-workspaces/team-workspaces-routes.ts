@@ -21,7 +21,8 @@ const consumes = ['application/vnd.api+json', 'application/json']
 /**
  * The five operations of DESIGN §4. Registered after authentication: `request.caller` is who
  * asks. Whatever the caller may not see or do comes back from the repository as "nothing", and
- * answers the same 404 as a missing id.
+ * answers the same 404 as a missing id. Writes pass the request's id on: it is part of their
+ * audit event (DESIGN §8).
  */
 const teamWorkspaceRoutes: FastifyPluginAsyncTypebox<{ repository: TeamWorkspacesRepository, origin: (request: FastifyRequest) => string }> = async (app, { repository, origin }) => {
   const prefix = app.prefix
@@ -61,7 +62,7 @@ const teamWorkspaceRoutes: FastifyPluginAsyncTypebox<{ repository: TeamWorkspace
     const violation = customOnlyViolations(access, requested)[0]
     if (violation !== undefined) throw invalidAttribute(violation.detail, `/data/attributes/${violation.attribute}`)
     const input = { teamId: relationships.team.data.id, workspaceId: relationships.workspace.data.id, access, permissions: permissionsOnAdd(access, requested) }
-    const result = await repository.add(request.caller, input)
+    const result = await repository.add(request.caller, input, request.id)
     if (result.added !== undefined) return single(toResource(result.added, prefix))
     if (result.taken) throw invalidAttribute('Team has already been taken', '/data/relationships/team')
     throw notFound()
@@ -80,7 +81,7 @@ const teamWorkspaceRoutes: FastifyPluginAsyncTypebox<{ repository: TeamWorkspace
     if (impossibleId(id)) throw notFound()
     // a second try only when the row's level changed between the update and the look at why it failed
     for (let attempt = 0; attempt < 2; attempt++) {
-      const result = await repository.update(request.caller, id, changes)
+      const result = await repository.update(request.caller, id, changes, request.id)
       if (result.updated !== undefined) return single(toResource(result.updated, prefix))
       if (result.current === undefined) throw notFound()
       // the row's current level refused the permissions given: say which, as on add
@@ -94,7 +95,7 @@ const teamWorkspaceRoutes: FastifyPluginAsyncTypebox<{ repository: TeamWorkspace
     schema: { tags, operationId: 'removeTeamAccess', summary: 'Remove team access from a workspace', params: TeamWorkspaceParams, description: descriptions.remove, security, produces, response: responses.remove }
   }, async (request, reply) => {
     const { id } = request.params
-    const removed = !impossibleId(id) && await repository.remove(request.caller, id)
+    const removed = !impossibleId(id) && await repository.remove(request.caller, id, request.id)
     if (!removed) throw notFound()
     return await reply.status(204).send()
   })

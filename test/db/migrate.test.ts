@@ -11,7 +11,7 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
     t.same(await migrate(db), [], 'nothing left to apply')
     const tables = await db.introspection.getTables()
     t.same(tables.map((x) => x.name).sort(),
-      ['organizations', 'seed_grants', 'team_access_migrations', 'team_access_migrations_lock', 'team_memberships',
+      ['audit_events', 'organizations', 'seed_grants', 'team_access_migrations', 'team_access_migrations_lock', 'team_memberships',
         'team_workspaces', 'teams', 'tokens', 'users', 'workspace_access_counts', 'workspaces'])
   })
 
@@ -94,5 +94,21 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
     const applied = await migrate(db)
     t.same(applied.map((r) => [r.migrationName, r.status]), [[latest, 'Success']])
     t.same(await migrate(db), [], 'then nothing left to apply')
+  })
+
+  t.test('audit events: a UUID of their own, no foreign keys (they outlive what they name), append-only', async (t) => {
+    const event = { organization_id: 'org-a', accessor_kind: 'user' as const, accessor_id: 'user-x', accessor_description: 'x', request_id: 'req-1', action: 'add_team' as const, workspace_id: 'ws-a', team_id: 'team-gone', team_name: 'gone', permissions: 'access=read' }
+    // team-gone exists nowhere: an event needs no row of what it names
+    const { id } = await db.insertInto('audit_events').values(event).returning('id').executeTakeFirstOrThrow()
+    t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a random UUID from the database')
+    await rejects(t, 'an unknown action', () => db.insertInto('audit_events').values({ ...event, action: 'delete_everything' as any }).execute(), '23514')
+    await rejects(t, 'an unknown accessor kind', () => db.insertInto('audit_events').values({ ...event, accessor_kind: 'robot' as any }).execute(), '23514')
+    await rejects(t, 'a token caller without its id', () => db.insertInto('audit_events').values({ ...event, accessor_id: null }).execute(), '23514')
+    await db.insertInto('audit_events').values({ ...event, accessor_kind: 'system', accessor_id: null, accessor_description: 'seed' }).execute()
+    await rejects(t, 'an event is never rewritten', () => db.updateTable('audit_events').set({ team_name: 'other' }).where('id', '=', id).execute(), '42501')
+    await db.deleteFrom('audit_events').execute() // the retention purge deletes
+    const { rows } = await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = 'audit_events'`.execute(db)
+    t.ok(rows.some((r) => r.indexname === 'audit_events_organization_idx'), 'an organization’s trail in time order has its index')
+    t.ok(rows.some((r) => r.indexname === 'audit_events_occurred_at_idx'), 'so has the purge')
   })
 })

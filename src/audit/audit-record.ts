@@ -1,0 +1,68 @@
+import { sql, type QueryCreator, type RawBuilder } from 'kysely'
+import type { AuditAction } from '../../schemas/audit.js'
+import { PERMISSION_NAMES } from '../access/permissions.js'
+import type { Caller } from '../auth/caller.js'
+import type { Database } from '../db/database.js'
+import { PERMISSION_COLUMNS } from '../db/permission-columns.js'
+
+/**
+ * Who made a change: the user, team or organization behind a token (the statement reads its
+ * name as it is at that moment), or the system — a seed file — which has no id.
+ */
+export type Accessor =
+  | { kind: Caller['kind'], id: string }
+  | { kind: 'system', description: string }
+
+export interface AuditedChange {
+  /** What the change was; an expression over the changed rows when one statement may do either (a seed's upsert). */
+  action: AuditAction | RawBuilder<AuditAction>
+  accessor: Accessor
+  requestId: string
+  /** Whether the changed rows carry the permissions after the change (adds, updates), or not (removals). */
+  permissions: boolean
+}
+
+/**
+ * The audit events of a change, recorded by the very statement that makes it (DESIGN §8): an
+ * INSERT … SELECT from the rows the change returned, as a data-modifying CTE of that statement.
+ * One statement is one transaction, so an event exists exactly when its change does: a write
+ * that fails takes its event with it, and a denied, invalid or duplicate request, which changes
+ * no row, records nothing — without a round trip of its own.
+ *
+ * `changed` names the CTE of the changed rows: organization_id, team_id, workspace_id and, with
+ * `permissions`, access and every permission column as they are after the change.
+ */
+export function recordEvents<DB extends Database> (qc: QueryCreator<DB>, changed: string, change: AuditedChange) {
+  const column = (name: string) => sql.ref(`${changed}.${name}`)
+  const accessor = change.accessor.kind === 'system'
+    ? { id: sql`null::text`, description: sql`${change.accessor.description}::text` }
+    : { id: sql`${change.accessor.id}::text`, description: accessorName(change.accessor.kind, change.accessor.id) }
+  const action = typeof change.action === 'string' ? sql.lit(change.action) : change.action
+  return qc.insertInto('audit_events')
+    .columns(['organization_id', 'accessor_kind', 'accessor_id', 'accessor_description', 'request_id', 'action', 'workspace_id', 'team_id', 'team_name', 'permissions'])
+    .expression(sql`
+      select ${column('organization_id')}, ${sql.lit(change.accessor.kind)}, ${accessor.id}, ${accessor.description}, ${change.requestId}::text,
+        ${action}, ${column('workspace_id')}, ${column('team_id')}, t.name, ${change.permissions ? permissionsText(changed) : sql`null::text`}
+      from ${sql.table(changed)} join teams t on t.id = ${column('team_id')}`)
+}
+
+/** The name of the user, team or organization behind a token, read in the statement. */
+function accessorName (kind: Caller['kind'], id: string): RawBuilder<string> {
+  switch (kind) {
+    case 'organization': return sql`(select name from organizations where id = ${id}::text)`
+    case 'team': return sql`(select name from teams where id = ${id}::text)`
+    case 'user': return sql`(select username from users where id = ${id}::text)`
+  }
+}
+
+/**
+ * `access=custom runs=apply variables=none …`, wire names in the order of PERMISSION_NAMES, from
+ * the columns of the changed rows: a permission added later is recorded without a change here.
+ */
+function permissionsText (changed: string): RawBuilder<string> {
+  const parts = [
+    sql`'access=' || ${sql.ref(`${changed}.access`)}`,
+    ...PERMISSION_NAMES.map((name) => sql`${sql.lit(`${name}=`)} || ${sql.ref(`${changed}.${PERMISSION_COLUMNS[name]}`)}::text`)
+  ]
+  return sql<string>`${sql.join(parts, sql` || ' ' || `)}`
+}

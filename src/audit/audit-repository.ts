@@ -1,0 +1,54 @@
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
+import type { AuditEventTable, Database } from '../db/database.js'
+import type { PageRequest } from '../jsonapi/pagination.js'
+
+/** An event as the trail serves it; the time already in its wire form. */
+export type AuditEventRow = Omit<AuditEventTable, 'id' | 'occurred_at'> & {
+  id: string
+  /** RFC 3339 in UTC to the microsecond, as stored: a `since` copied from it means exactly that event. */
+  timestamp: string
+}
+
+export interface AuditPage {
+  rows: AuditEventRow[]
+  /** Every event after `since`, on every page. */
+  total: number
+}
+
+/**
+ * The audit trail of an organization, read in one statement: a page of its events strictly after
+ * `since`, oldest first (ties in time by id, so pages never overlap), and how many there are.
+ * Who may read which trail is decided before (src/access/audit-readers.ts); events are written
+ * by the statements that change access (./audit-record.ts).
+ */
+export class AuditRepository {
+  constructor (private readonly db: Kysely<Database>) {}
+
+  /** `since`: an instant in UTC (see ./audit-query.ts), or undefined for the whole trail. */
+  async page (organizationId: string, since: string | undefined, page: PageRequest): Promise<AuditPage> {
+    const inTrail = (eb: ExpressionBuilder<Database, 'audit_events'>) => eb.and([
+      eb('audit_events.organization_id', '=', organizationId),
+      ...(since === undefined ? [] : [eb('audit_events.occurred_at', '>', sql<Date>`${since}::timestamptz`)])
+    ])
+    const rows = await this.db
+      // the count runs once, whatever the page; a page past the end still says how many there are
+      .with((cte) => cte('total').materialized(), (qc) => qc.selectFrom('audit_events').where(inTrail)
+        .select((eb) => eb.fn.countAll<number | string>().as('count')))
+      .selectFrom('total')
+      .leftJoinLateral((eb) => eb.selectFrom('audit_events').where(inTrail)
+        .select(['id', 'organization_id', 'occurred_at', 'accessor_kind', 'accessor_id', 'accessor_description', 'request_id',
+          'action', 'workspace_id', 'team_id', 'team_name', 'permissions'])
+        .select(sql<string>`to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('timestamp'))
+        .orderBy('occurred_at').orderBy('id')
+        .limit(page.size).offset((page.number - 1) * page.size)
+        .as('e'), (join) => join.onTrue())
+      .select(['total.count', 'e.id', 'e.organization_id', 'e.timestamp', 'e.accessor_kind', 'e.accessor_id', 'e.accessor_description',
+        'e.request_id', 'e.action', 'e.workspace_id', 'e.team_id', 'e.team_name', 'e.permissions'])
+      .orderBy('e.occurred_at').orderBy('e.id')
+      .execute()
+    return {
+      rows: rows.filter((row): row is typeof row & AuditEventRow => row.id !== null).map(({ count: _, ...row }) => row),
+      total: Number(rows[0]?.count ?? 0)
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { AuditTrailQuery, description, responses } from '../../schemas/audit.js'
+import { auditTrailOf } from '../access/audit-readers.js'
+import { notFound } from '../jsonapi/errors.js'
+import { parseAuditPage, parseSince } from './audit-query.js'
+import type { AuditRepository } from './audit-repository.js'
+import { auditTrail, toEvent } from './audit-serialize.js'
+
+/**
+ * `GET /organization/audit-trail` (DESIGN §8), HCP Terraform's audit-trail API as go-tfe's
+ * `AuditTrails.List` reads it. Registered after authentication like every route: the caller is
+ * whoever the token (or the host's `authenticate`) says, and any caller but an organization
+ * gets the ordinary 404.
+ */
+const auditRoutes: FastifyPluginAsyncTypebox<{ repository: AuditRepository }> = async (app, { repository }) => {
+  app.get('/organization/audit-trail', {
+    schema: { tags: ['audit'], operationId: 'listAuditTrail', summary: "Read the organization's audit trail", querystring: AuditTrailQuery, description, security: [{ bearerToken: [] }], response: responses },
+    // plain JSON, as HCP Terraform serves it; its errors stay JSON:API error documents
+    config: { plainJson: true }
+  }, async (request, reply) => {
+    const organizationId = auditTrailOf(request.caller)
+    if (organizationId === undefined) throw notFound()
+    const { since, 'page[number]': number, 'page[size]': size } = request.query
+    const after = parseSince(since)
+    const page = parseAuditPage(number, size)
+    const { rows, total } = await repository.page(organizationId, after, page)
+    return await reply.type('application/json').send(auditTrail(rows.map(toEvent), page, total))
+  })
+}
+
+export default auditRoutes
