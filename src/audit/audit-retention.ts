@@ -18,9 +18,11 @@ export async function purgeExpiredEvents (db: Kysely<Database>, retentionDays: n
   let purged = 0
   for (;;) {
     const result = await db.deleteFrom('audit_events')
-      .where('id', 'in', (eb) => eb.selectFrom('audit_events').select('id')
+      .where((eb) => eb(eb.refTuple('organization_id', 'occurred_at', 'id'), 'in', eb.selectFrom('audit_events')
+        .select(['organization_id', 'occurred_at', 'id'])
         .where('occurred_at', '<', sql<Date>`now() - make_interval(days => ${retentionDays}::int)`)
-        .limit(BATCH))
+        .limit(BATCH)
+        .$asTuple('organization_id', 'occurred_at', 'id')))
       .executeTakeFirst()
     const n = Number(result.numDeletedRows)
     purged += n

@@ -60,6 +60,15 @@ t.test(`round trips per operation on ${ENGINE}`, async (t) => {
     t.ok(await count(() => api.remove('tws-red-prod', member), 404) <= BUDGET.remove, 'denied')
     t.ok(await count(() => api.remove('tws-red-prod', owner), 204) <= BUDGET.remove)
   })
+  t.test('a write’s audit event costs no round trip: the token lookup, then the one statement', async (t) => {
+    const events = async () => (await connection.db.selectFrom('audit_events').select('id').execute()).length
+    const before = await events()
+    t.equal(await count(() => api.add(addBody('team-blue', 'ws-prod', { access: 'read' }), owner), 200), 2, 'add')
+    const id = (await connection.db.selectFrom('team_workspaces').select('id').where('team_id', '=', 'team-blue').where('workspace_id', '=', 'ws-prod').executeTakeFirstOrThrow()).id
+    t.equal(await count(() => api.update(id, { data: { attributes: { access: 'write' } } }, owner), 200), 2, 'update')
+    t.equal(await count(() => api.remove(id, owner), 204), 2, 'remove')
+    t.equal(await events(), before + 3, 'and each recorded its event')
+  })
   t.test('the counter counts', async (t) => {
     t.equal(await count(() => api.show('tws-writers-prod', member), 200), 2, 'the token lookup, then the one statement')
   })
