@@ -71,6 +71,8 @@ export default fp<AdmissionOptions>(async (app, options) => {
 
   const release = (request: FastifyRequest) => {
     const was = request.admission
+    // aborted before its turn was asked for (during authentication, say): it must never take one
+    if (was === null) request.admission = 'done'
     if (was !== 'running' && was !== 'waiting') return
     request.admission = 'done'
     leave(request)
@@ -87,6 +89,8 @@ export default fp<AdmissionOptions>(async (app, options) => {
   app.decorateRequest('admission', null)
   // after validation: a request that is refused anyway never waits
   app.addHook('preHandler', async (request, reply) => {
+    // its client is gone already: running it would hold a slot no response will ever give back
+    if (request.admission === 'done' || request.raw.socket?.destroyed === true) throw busy()
     const key = callerKey(request.caller)
     if (options.perCaller > 0 && (perCaller.get(key) ?? 0) >= options.perCaller) {
       void reply.header('retry-after', '1')

@@ -16,6 +16,8 @@ async function harness (t: any, options: AdmissionOptions) {
   app.setErrorHandler(errorHandler)
   app.decorateRequest('caller', null as never)
   app.addHook('onRequest', async (request) => {
+    // a slow authentication, for the requests that say so
+    if (request.headers['x-slow'] !== undefined) await new Promise((resolve) => setTimeout(resolve, 100))
     request.caller = { kind: 'user', userId: String(request.headers['x-user']) } satisfies Caller
   })
   await app.register(admission, options)
@@ -104,3 +106,23 @@ t.test('work queued for a client that has gone away is dropped, not run', async 
   t.equal((await last).status, 200)
   t.same(ran, ['first', 'last'], 'the request whose client left never ran')
 })
+
+t.test('a request whose client leaves before its turn is asked for never takes a slot', async (t) => {
+  const { app, ran, settle, letOneGo } = await harness(t, { concurrency: 1, queueLength: 10, maxWaitMs: 500, perCaller: 0 })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const port = (app.server.address() as { port: number }).port
+  for (let i = 0; i < 3; i++) {
+    const gone = netConnect(port, '127.0.0.1')
+    await new Promise((resolve) => gone.once('connect', resolve))
+    gone.write(`GET /work/gone${i} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-user: a\r\nx-slow: 1\r\n\r\n`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    gone.destroy() // during the (slow) authentication
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const after = fetch(`http://127.0.0.1:${port}/work/after`, { headers: { 'x-user': 'b' } })
+  await settle()
+  await letOneGo()
+  t.equal((await after).status, 200, 'the one slot is still there')
+  t.same(ran, ['after'], 'none of the abandoned requests ran')
+})
+
