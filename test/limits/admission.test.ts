@@ -125,4 +125,3 @@ t.test('a request whose client leaves before its turn is asked for never takes a
   t.equal((await after).status, 200, 'the one slot is still there')
   t.same(ran, ['after'], 'none of the abandoned requests ran')
 })
-
