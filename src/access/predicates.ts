@@ -59,13 +59,17 @@ export const readsTeam = (teamId: string, visibility: string, organization: stri
  * caller's teams, so a page costs its offset and size, never the rows the caller may not see.
  * `isAdmin` is computed once per statement (a one-time filter switches branches on or off).
  */
-export const visibleRowKeys = (workspace: string, isAdmin: string): RawBuilder<{ id: string, created_at: Date, team_id: string }> => sql`(
-  select tw.id, tw.created_at, tw.team_id from team_workspaces tw
-    where ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)}
+export const visibleRowKeys = (workspace: string, isAdmin: string, upTo?: RawBuilder<number>): RawBuilder<{ id: string, created_at: Date, team_id: string }> => {
+  // a page needs at most offset + size keys of each branch: each stops there, in index order
+  const first = upTo === undefined ? sql`` : sql` order by tw.created_at, tw.id limit ${upTo}`
+  return sql`(
+  (select tw.id, tw.created_at, tw.team_id from team_workspaces tw
+    where ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)}${first})
   union all
-  select tw.id, tw.created_at, tw.team_id from team_workspaces tw
-    where not ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)} and tw.team_visibility = 'organization'
+  (select tw.id, tw.created_at, tw.team_id from team_workspaces tw
+    where not ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)} and tw.team_visibility = 'organization'${first})
   union all
-  select tw.id, tw.created_at, tw.team_id from team_workspaces tw
+  (select tw.id, tw.created_at, tw.team_id from team_workspaces tw
     where not ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)} and tw.team_visibility = 'secret'
-      and tw.team_id in (select g.team_id from grants g where g.team_id is not null))`
+      and tw.team_id in (select g.team_id from grants g where g.team_id is not null)${first}))`
+}

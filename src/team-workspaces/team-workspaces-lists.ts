@@ -38,7 +38,8 @@ export function rowsOfWorkspace (grants: QueryCreator<Database>, workspaceId: st
     // the page's keys first, from the indexes alone; then only its rows are read
     .selectFrom(['ws', 'total'])
     .leftJoinLateral((eb) => {
-      let keys = eb.selectFrom(visibleRowKeys('ws.id', 'ws.is_admin').as('k'))
+      const upTo = page === undefined || teamId !== undefined ? undefined : sql<number>`${page.limit}::bigint + ${page.offset}::bigint`
+      let keys = eb.selectFrom(visibleRowKeys('ws.id', 'ws.is_admin', upTo).as('k'))
         .select(['k.id', 'k.created_at'])
         .orderBy('k.created_at').orderBy('k.id')
       if (teamId !== undefined) keys = keys.where('k.team_id', '=', teamId)
