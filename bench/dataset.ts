@@ -1,15 +1,21 @@
 /**
  * The benchmark's world, in the seed format: 10,500 teams, 2,000 users with 6,000 memberships,
- * 203 workspaces and 21,000 team-workspace rows — one workspace with 10,000, one with 1,000,
- * 200 with 50 — plus an empty workspace for the add/remove cycle.
+ * 204 workspaces and 21,000 team-workspace rows — one workspace with 10,000, one with 1,000,
+ * 200 with 50 — plus an empty workspace for the add/remove cycle and the workspace `large`,
+ * which the seed leaves empty: `largeWorkspaceSql` fills it on PostgreSQL with 100,000 rows
+ * (89,500 more teams), by INSERT … SELECT generate_series after the seed. A 100,000-row seed
+ * file goes through the seed writer entry by entry and would take minutes; the bulk statements
+ * take seconds and fire the same triggers (row visibility, row counts) as any other insert.
  */
 export const TEAMS = 10_500
 export const USERS = 2_000
 export const HUGE = 10_000
 export const MID = 1_000
+export const LARGE = 100_000
 export const SMALL_WORKSPACES = 200
 export const SMALL = 50
 
+export const ORGANIZATION = { id: 'org-bench', name: 'bench' }
 export const ORG_TOKEN = 'bench-organization-token'
 export const userToken = (i: number) => `bench-user-${i}-token`
 
@@ -30,6 +36,7 @@ export function dataset () {
     { id: 'ws-huge', name: 'huge' },
     { id: 'ws-mid', name: 'mid' },
     { id: 'ws-add', name: 'add' },
+    { id: 'ws-large', name: 'large' },
     ...Array.from({ length: SMALL_WORKSPACES }, (_, k) => ({ id: `ws-small-${k}`, name: `small${k}` }))
   ]
   const row = (id: string, team: number, workspace: string, i: number) => {
@@ -44,5 +51,38 @@ export function dataset () {
       return row(`tws-s${k}-${i % SMALL}`, i, `small${k}`, i + 3) // +3: the first row of each small workspace is custom
     })
   ]
-  return { users, organizations: [{ id: 'org-bench', name: 'bench', tokens: [ORG_TOKEN], teams, workspaces, 'team-access': access }] }
+  return { users, organizations: [{ id: ORGANIZATION.id, name: ORGANIZATION.name, tokens: [ORG_TOKEN], teams, workspaces, 'team-access': access }] }
+}
+
+/**
+ * The 100,000 rows of workspace `large`, run on PostgreSQL after the seed, each statement on its
+ * own (autocommit): teams team-10500 … team-99999 (every fifth secret, as in the seed), then one
+ * row per team 0 … 99,999, in team order, each a copy of the permissions of row
+ * `tws-h-(i mod 10,000)` of the seed (the same level cycle read, plan, write, custom), then
+ * VACUUM ANALYZE so that every run starts from the same settled tables rather than from wherever
+ * autovacuum has got to.
+ *
+ * The rows go in 1,000 per statement: every row's trigger updates the workspace's one row count,
+ * and 100,000 updates of one row in one transaction cost time quadratic in their number (each
+ * walks the versions the transaction left before it) — minutes instead of seconds. Only columns
+ * of the first migration are named, so that an older checkout's schema (BENCH_BASELINE) takes
+ * them too; later columns take their defaults and triggers. Idempotent: a second run adds nothing.
+ */
+export function largeWorkspaceSql (): string[] {
+  const CHUNK = 1_000
+  const rows = Array.from({ length: LARGE / CHUNK }, (_, c) => `
+    insert into team_workspaces (id, organization_id, team_id, workspace_id, access, runs, variables, state_versions, sentinel_mocks, workspace_locking, run_tasks)
+    select 'tws-l-' || i, h.organization_id, 'team-' || i, 'ws-large', h.access, h.runs, h.variables, h.state_versions, h.sentinel_mocks, h.workspace_locking, h.run_tasks
+    from generate_series(${c * CHUNK}, ${(c + 1) * CHUNK - 1}) as i
+    join team_workspaces h on h.id = 'tws-h-' || (i % ${HUGE})
+    order by i
+    on conflict do nothing`)
+  return [
+    `insert into teams (id, organization_id, name, visibility)
+     select 'team-' || i, '${ORGANIZATION.id}', 'team' || i, case when i % 5 = 4 then 'secret' else 'organization' end
+     from generate_series(${TEAMS}, ${LARGE - 1}) as i
+     on conflict do nothing`,
+    ...rows,
+    'vacuum analyze'
+  ]
 }

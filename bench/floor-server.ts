@@ -1,12 +1,32 @@
 /**
- * The floor: a bare Fastify route doing one primary-key SELECT, and one doing one INSERT and one
- * DELETE, on a pool built exactly as the service builds its own (src/db/connect.ts). No logger,
- * no auth, no JSON:API: what one indexed query on this PostgreSQL costs through Fastify.
+ * The floors: bare Fastify routes on a pool built exactly as the service builds its own
+ * (src/db/connect.ts: the same pg settings, every statement a named prepared statement). No
+ * logger, no auth, no validation, no admission queue: what the database work of an operation
+ * costs through Fastify, and nothing else.
+ *
+ * - GET  /floor/read/:id            one primary-key SELECT of a team-workspace row (the one-row floor)
+ * - POST /floor/update/:id          one UPDATE of one team-workspace row by primary key, RETURNING it
+ *                                   (the write floor: what a PATCH of one row costs at the least)
+ * - POST /floor/write               one INSERT and one DELETE of a row of a bare table (the insert + delete floor)
+ * - GET  /floor/page/:workspace/:n  page n of 100 of a workspace's rows by the naive statement
+ *                                   `… WHERE workspace_id = $1 ORDER BY created_at, id LIMIT 100 OFFSET $2`,
+ *                                   then a count(*) of the workspace's rows (with the workspace's and
+ *                                   organization's names, which the links need), built into the very
+ *                                   JSON:API document the service answers — the service's serializer
+ *                                   (toResource, paged) and response schema — so that the page ratio
+ *                                   compares like with like, serialization included.
  */
 import Fastify from 'fastify'
 import { sql } from 'kysely'
 import { randomUUID } from 'node:crypto'
+import { TeamWorkspaceListDocument } from '../schemas/team-workspaces.js'
 import { connect } from '../src/db/connect.js'
+import { paged } from '../src/jsonapi/document.js'
+import { ROW_COLUMNS } from '../src/team-workspaces/team-workspaces-lists.js'
+import { toResource } from '../src/team-workspaces/team-workspaces-serialize.js'
+
+const PREFIX = '/api/v2'
+const PAGE_SIZE = 100
 
 const url = process.env.DATABASE_URL
 if (!url) throw new Error('DATABASE_URL is required')
@@ -18,11 +38,33 @@ app.get('/floor/read/:id', async (request) => {
   const { id } = request.params as { id: string }
   return await db.selectFrom('team_workspaces').select(['id', 'access', 'runs']).where('id', '=', id).executeTakeFirst()
 })
+app.post('/floor/update/:id', async (request) => {
+  const { id } = request.params as { id: string }
+  return await db.updateTable('team_workspaces').set({ runs: sql`${'plan'}::text` }).where('id', '=', id)
+    .returning(['id', 'access', 'runs']).executeTakeFirst()
+})
 app.post('/floor/write', async () => {
   const id = randomUUID()
   await sql`insert into bench_floor (id, payload) values (${id}, 'x')`.execute(db)
   await sql`delete from bench_floor where id = ${id}`.execute(db)
   return { id }
+})
+app.get('/floor/page/:workspace/:number', { schema: { response: { 200: TeamWorkspaceListDocument } } }, async (request, reply) => {
+  const { workspace, number } = request.params as { workspace: string, number: string }
+  const page = { number: Number(number), size: PAGE_SIZE }
+  const rows = await db.selectFrom('team_workspaces').select(ROW_COLUMNS).where('workspace_id', '=', workspace)
+    .orderBy('created_at').orderBy('id').limit(page.size).offset((page.number - 1) * page.size).execute()
+  const { rows: [about] } = await sql<{ workspace_name: string, organization_name: string, total: string }>`
+    select w.name as workspace_name, o.name as organization_name,
+      (select count(*) from team_workspaces where workspace_id = ${workspace}) as total
+    from workspaces w join organizations o on o.id = w.organization_id where w.id = ${workspace}`.execute(db)
+  if (about === undefined) throw Object.assign(new Error('no such workspace'), { statusCode: 404 })
+  const data = rows.map((row) => toResource({ ...row, workspace_name: about.workspace_name, organization_name: about.organization_name }, PREFIX))
+  return await reply.type('application/vnd.api+json').send(paged(data, page, Number(about.total), {
+    origin: `${request.protocol}://${request.headers.host ?? '127.0.0.1'}`,
+    path: `${PREFIX}/team-workspaces`,
+    params: { 'filter[workspace][id]': workspace }
+  }))
 })
 await app.listen({ port: Number(process.env.PORT ?? 3101), host: '127.0.0.1' })
 process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })

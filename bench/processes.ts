@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
 import { projectFile } from '../src/project-file.js'
 
 // Starting, waiting for and stopping the processes a benchmark measures.
@@ -26,4 +27,13 @@ export async function stop (child: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill('SIGTERM')
   await exited
+}
+
+/** Fails when something already listens on the port: a bench must never measure another process. */
+export async function assertPortFree (port: number, host = '127.0.0.1'): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`port ${port} is in use (${err.code}): set BENCH_PORT to a free range`)))
+    probe.listen(port, host, () => probe.close(() => resolve()))
+  })
 }
