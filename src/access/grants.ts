@@ -1,29 +1,39 @@
-import { sql, type Kysely, type QueryCreator } from 'kysely'
+import { sql, type Kysely, type QueryCreator, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { Caller } from '../auth/caller.js'
 
 /**
  * What a caller acts as (DESIGN §3), as the `grants` CTE every statement starts with: one row
  * per team the caller acts through, or one ownership row for an organization token. The
- * predicates of ./predicates.ts read it.
+ * predicates of ./predicates.ts read it. A caller that came with a token has grants only while
+ * that token is usable and still names it: the statement checks it, so a token revoked or expired
+ * since it was last looked up grants nothing (src/auth/token-identities.ts).
  */
 export function callerGrants (qc: QueryCreator<Database>, caller: Caller) {
   switch (caller.kind) {
     case 'organization':
       return qc.selectFrom('organizations')
         .where('organizations.id', '=', caller.organizationId)
+        .where(tokenNames(caller.token, 'organization_id', caller.organizationId))
         .select(organizationGrant)
     case 'team':
       return qc.selectFrom('teams')
         .where('teams.id', '=', caller.teamId)
+        .where(tokenNames(caller.token, 'team_id', caller.teamId))
         .select(teamGrant)
     case 'user':
       return qc.selectFrom('teams')
         .innerJoin('team_memberships', 'team_memberships.team_id', 'teams.id')
         .where('team_memberships.user_id', '=', caller.userId)
+        .where(tokenNames(caller.token, 'user_id', caller.userId))
         .select(teamGrant)
   }
 }
+
+/** The token (by digest; none: a host vouched for the caller) is usable and names this subject. Evaluated once per statement. */
+const tokenNames = (token: string | undefined, column: 'organization_id' | 'team_id' | 'user_id', subject: string): RawBuilder<boolean> =>
+  sql<boolean>`(${token ?? null}::text is null or exists (select 1 from tokens tk
+    where tk.digest = ${token ?? null}::text and tk.${sql.raw(column)} = ${subject}::text and (tk.expires_at is null or tk.expires_at > now())))`
 
 const organizationGrant = [
   'organizations.id as organization_id',
@@ -48,10 +58,16 @@ const teamGrant = [
 export const withGrants = (db: Kysely<Database>, caller: Caller): QueryCreator<Database> =>
   db.with('grants', (qc) => callerGrants(qc, caller)) as unknown as QueryCreator<Database>
 
-/** The one value that identifies a caller of a kind: statements are built once per kind and replayed with it. */
-export const callerValue = (caller: Caller): string =>
-  caller.kind === 'organization' ? caller.organizationId : caller.kind === 'team' ? caller.teamId : caller.userId
+/**
+ * The two values that identify a caller of a kind — its subject's id and its token's digest (null
+ * when a host vouched for it): statements are built once per kind and replayed with them.
+ */
+export const callerValues = (caller: Caller): [string, string | null] =>
+  [caller.kind === 'organization' ? caller.organizationId : caller.kind === 'team' ? caller.teamId : caller.userId, caller.token ?? null]
 
-/** The caller of a kind built back from its value (the shape's placeholder while a statement is built). */
-export const callerOfKind = (kind: Caller['kind'], value: string): Caller =>
-  kind === 'organization' ? { kind, organizationId: value } : kind === 'team' ? { kind, teamId: value } : { kind, userId: value }
+/** The caller of a kind built back from its values (the shape's placeholders while a statement is built). */
+export const callerOfKind = (kind: Caller['kind'], [value, token]: readonly unknown[]): Caller => {
+  const subject = value as string
+  const caller: Caller = kind === 'organization' ? { kind, organizationId: subject } : kind === 'team' ? { kind, teamId: subject } : { kind, userId: subject }
+  return token === null || token === undefined ? caller : { ...caller, token: token as string }
+}

@@ -1,6 +1,8 @@
 import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import type { AuditEventTable, Database } from '../db/database.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
+import { withGrants } from '../access/grants.js'
+import type { Caller } from '../auth/caller.js'
 
 /** An event as the trail serves it; the time already in its wire form. */
 export type AuditEventRow = Omit<AuditEventTable, 'id' | 'occurred_at'> & {
@@ -24,13 +26,17 @@ export interface AuditPage {
 export class AuditRepository {
   constructor (private readonly db: Kysely<Database>) {}
 
-  /** `since`: an instant in UTC (see ./audit-query.ts), or undefined for the whole trail. */
-  async page (organizationId: string, since: string | undefined, page: PageRequest): Promise<AuditPage> {
+  /**
+   * `since`: an instant in UTC (see ./audit-query.ts), or undefined for the whole trail.
+   * Undefined when the caller acts in no organization any more (its token was revoked: see
+   * src/access/grants.ts), so the route answers as for any "nothing".
+   */
+  async page (caller: Caller, organizationId: string, since: string | undefined, page: PageRequest): Promise<AuditPage | undefined> {
     const inTrail = (eb: ExpressionBuilder<Database, 'audit_events'>) => eb.and([
       eb('audit_events.organization_id', '=', organizationId),
       ...(since === undefined ? [] : [eb('audit_events.occurred_at', '>', sql<Date>`${since}::timestamptz`)])
     ])
-    const rows = await this.db
+    const rows = await withGrants(this.db, caller)
       // the count runs once, whatever the page; a page past the end still says how many there are
       .with((cte) => cte('total').materialized(), (qc) => qc.selectFrom('audit_events').where(inTrail)
         .select((eb) => eb.fn.countAll<number | string>().as('count')))
@@ -42,12 +48,14 @@ export class AuditRepository {
         .orderBy('occurred_at').orderBy('id')
         .limit(page.size).offset((page.number - 1) * page.size)
         .as('e'), (join) => join.onTrue())
+      .select(sql<boolean>`exists (select 1 from grants)`.as('allowed'))
       .select(['total.count', 'e.id', 'e.organization_id', 'e.timestamp', 'e.accessor_kind', 'e.accessor_id', 'e.accessor_description',
         'e.request_id', 'e.action', 'e.workspace_id', 'e.team_id', 'e.team_name', 'e.permissions'])
       .orderBy('e.occurred_at').orderBy('e.id')
       .execute()
+    if (rows[0]?.allowed !== true) return undefined
     return {
-      rows: rows.filter((row): row is typeof row & AuditEventRow => row.id !== null).map(({ count: _, ...row }) => row),
+      rows: rows.filter((row): row is typeof row & AuditEventRow => row.id !== null).map(({ count: _, allowed: __, ...row }) => row),
       total: Number(rows[0]?.count ?? 0)
     }
   }

@@ -23,7 +23,9 @@ const auditRoutes: FastifyPluginAsyncTypebox<{ repository: AuditRepository }> = 
     const { since, 'page[number]': number, 'page[size]': size } = request.query
     const after = parseSince(since)
     const page = parseAuditPage(number, size)
-    const { rows, total } = await repository.page(organizationId, after, page)
+    const trail = await repository.page(request.caller, organizationId, after, page)
+    if (trail === undefined) throw notFound()
+    const { rows, total } = trail
     return await reply.type('application/json').send(auditTrail(rows.map(toEvent), page, total))
   })
 }

@@ -2,8 +2,10 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { ApiError, unauthorized } from '../jsonapi/errors.js'
-import { bearerSecret, resolveToken, type Caller } from './caller.js'
+import { ApiError, toErrorObjects, unauthorized } from '../jsonapi/errors.js'
+import { bearerSecret, callerKey, lookupToken, type Caller } from './caller.js'
+import { tokenDigest } from './token-digest.js'
+import { TokenIdentities } from './token-identities.js'
 
 /** Replaces the bearer-token lookup when a host authenticates its own way; null answers 401. */
 export type Authenticate = (request: FastifyRequest) => Promise<Caller | null> | Caller | null
@@ -12,6 +14,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who asks (DESIGN §3), set by authentication before anything else runs. */
     caller: Caller
+    /** The caller came from the tokens seen lately, not from a lookup by this request (see ./token-identities.ts). */
+    callerRemembered: boolean
   }
 }
 
@@ -28,15 +32,42 @@ export interface AuthenticationOptions {
 /**
  * The first step of every API request: the credential becomes `request.caller`, or the answer is
  * 401 — before rate limiting, content types, validation or any route. By default the credential
- * is `Authorization: Bearer <token>` (never the query string), looked up on every request: a
- * token revoked or a membership removed counts from the very next request.
+ * is `Authorization: Bearer <token>` (never the query string). A token seen in the last minute
+ * names its caller without a lookup (./token-identities.ts); one not seen is looked up. Either
+ * way the token is checked again by the statement that serves the request, so a token revoked or
+ * expired, or a membership removed, counts from the very next request:
+ * - the statement of a caller whose token no longer names it finds no grants: "nothing";
+ * - any refusal (4xx) to a remembered caller looks the token up before it is sent, and becomes
+ *   401 when the token is no longer usable — as if the lookup had come first.
  */
 export default fp<AuthenticationOptions>(async (app, { db, authenticate, failuresPerSecond = 0 }) => {
   app.decorateRequest('caller', null as never)
-  const callerOf = authenticate ?? (async (request: FastifyRequest) => {
+  app.decorateRequest('callerRemembered', false)
+  const identities = new TokenIdentities()
+  const fromToken = async (request: FastifyRequest): Promise<Caller | null> => {
     const secret = bearerSecret(request.headers.authorization)
-    return secret === null ? null : await resolveToken(db, secret)
-  })
+    if (secret === null) return null
+    const digest = tokenDigest(secret)
+    const remembered = identities.get(digest)
+    if (remembered !== undefined) {
+      request.callerRemembered = true
+      return remembered
+    }
+    const found = await lookupToken(db, digest)
+    if (found === null) return null
+    const caller = { ...found.caller, token: digest }
+    identities.remember(digest, caller, found.expiresAt)
+    return caller
+  }
+  const callerOf = authenticate ?? fromToken
+  /** Whether a remembered caller's token still names it; forgets it when not. */
+  const stillNamed = async (caller: Caller): Promise<boolean> => {
+    const found = await lookupToken(db, caller.token!)
+    const same = found !== null && callerKey(found.caller) === callerKey(caller)
+    if (!same) identities.forget(caller.token!)
+    return same
+  }
+
   const failures = new FailureBudget(failuresPerSecond)
   app.addHook('onRequest', async (request, reply) => {
     if (failures.exhausted(request.ip)) {
@@ -51,6 +82,18 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
     request.caller = caller
     // an answer for one caller is never for a cache to hand to another
     void reply.header('cache-control', 'no-store')
+  })
+
+  // a refusal to a remembered caller is 401 when its token no longer names it (one lookup, on this path only)
+  const answer = app.errorHandler
+  app.setErrorHandler(async function (error, request, reply) {
+    const status = toErrorObjects(error as Error).status
+    if (request.callerRemembered && status >= 400 && status < 500 && status !== 401 && status !== 429 &&
+        !(await stillNamed(request.caller))) {
+      failures.count(request.ip)
+      return answer.call(this, unauthorized(), request, reply)
+    }
+    return answer.call(this, error, request, reply)
   })
 }, { name: 'team-access-authentication', fastify: '5.x' })
 

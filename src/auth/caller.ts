@@ -8,10 +8,18 @@ import { tokenDigest } from './token-digest.js'
  * token as a member whose only team is that team (an owner when it is the owners team); a user
  * token as that user with all their team memberships.
  */
-export type Caller =
+export type Caller = (
   | { kind: 'organization', organizationId: string }
   | { kind: 'team', teamId: string }
   | { kind: 'user', userId: string }
+) & {
+  /**
+   * The digest of the bearer token the caller came with; every statement checks that this token
+   * still names the caller (src/access/grants.ts). Absent when the host's `authenticate` vouched
+   * for the caller.
+   */
+  token?: string
+}
 
 /** The one string that names a caller — the user, team or organization behind it — whichever token it used. */
 export const callerKey = (caller: Caller): string =>
@@ -26,20 +34,26 @@ export const usableToken = (digest: string) => (eb: ExpressionBuilder<Database, 
   eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', sql<Date>`now()`)])
 ])
 
-/** The caller a bearer secret stands for, or null when it is unknown or expired. One indexed query, never cached. */
+/** The caller a bearer secret stands for, or null when it is unknown or expired. One indexed query. */
 export async function resolveToken (db: Kysely<Database>, secret: string): Promise<Caller | null> {
   if (secret.length === 0 || secret.length > MAX_TOKEN_LENGTH) return null
-  // the statement is built once and replayed: this runs on every request
-  const query = tokenShapes.compile('token', [tokenDigest(secret)], ([digest]) => db.selectFrom('tokens')
-    .select(['kind', 'organization_id', 'team_id', 'user_id'])
-    .where(usableToken(digest!))
+  return (await lookupToken(db, tokenDigest(secret)))?.caller ?? null
+}
+
+/** A usable token's caller and when the token expires (null: never), by its digest; null when there is none. */
+export async function lookupToken (db: Kysely<Database>, digest: string): Promise<{ caller: Caller, expiresAt: Date | null } | null> {
+  // the statement is built once and replayed
+  const query = tokenShapes.compile('token', [digest], ([value]) => db.selectFrom('tokens')
+    .select(['kind', 'organization_id', 'team_id', 'user_id', 'expires_at'])
+    .where(usableToken(value!))
     .limit(1))
-  const token = (await db.executeQuery<Pick<TokenTable, 'kind' | 'organization_id' | 'team_id' | 'user_id'>>(query)).rows[0]
+  const token = (await db.executeQuery<Pick<TokenTable, 'kind' | 'organization_id' | 'team_id' | 'user_id' | 'expires_at'>>(query)).rows[0]
   if (token === undefined) return null
+  const expiresAt = token.expires_at === null ? null : new Date(token.expires_at)
   switch (token.kind) {
-    case 'organization': return { kind: 'organization', organizationId: token.organization_id! }
-    case 'team': return { kind: 'team', teamId: token.team_id! }
-    case 'user': return { kind: 'user', userId: token.user_id! }
+    case 'organization': return { caller: { kind: 'organization', organizationId: token.organization_id! }, expiresAt }
+    case 'team': return { caller: { kind: 'team', teamId: token.team_id! }, expiresAt }
+    case 'user': return { caller: { kind: 'user', userId: token.user_id! }, expiresAt }
   }
 }
 

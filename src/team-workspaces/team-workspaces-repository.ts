@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
-import { callerGrants, callerOfKind, callerValue, withGrants } from '../access/grants.js'
+import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
 import { actsThrough, administersWorkspacesOf, isAdminOf, isMemberOf, readsWorkspacesOf, seesTeam } from '../access/predicates.js'
 import { ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
@@ -73,8 +73,8 @@ export class TeamWorkspacesRepository {
 
   /** One row, if the caller may see it. */
   async find (caller: Caller, id: string): Promise<TeamWorkspaceView | undefined> {
-    const query = this.shapes.compile(`find:${caller.kind}`, [callerValue(caller), id], ([who, rowId]) =>
-      this.withGrants(callerOfKind(caller.kind, who!))
+    const query = this.shapes.compile(`find:${caller.kind}`, [...callerValues(caller), id], ([who, token, rowId]) =>
+      this.withGrants(callerOfKind(caller.kind, [who, token]))
         .selectFrom('team_workspaces as tw')
         .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
         .innerJoin('organizations as o', 'o.id', 'tw.organization_id')
@@ -94,10 +94,10 @@ export class TeamWorkspacesRepository {
    */
   async list (caller: Caller, filter: ListFilter, page?: Page): Promise<ListResult | undefined> {
     const by = filter.workspaceId === undefined ? 'team' : filter.teamId === undefined ? 'workspace' : 'pair'
-    const values = [callerValue(caller), ...(by === 'team' ? [filter.teamId] : by === 'workspace' ? [filter.workspaceId] : [filter.workspaceId, filter.teamId]),
+    const values = [...callerValues(caller), ...(by === 'team' ? [filter.teamId] : by === 'workspace' ? [filter.workspaceId] : [filter.workspaceId, filter.teamId]),
       ...(page === undefined ? [] : [page.size, (page.number - 1) * page.size])]
-    const query = this.shapes.compile(`list:${caller.kind}:${by}:${page === undefined ? 'all' : 'page'}`, values, ([who, ...rest]) => {
-      const grants = withGrants(this.db, callerOfKind(caller.kind, who!))
+    const query = this.shapes.compile(`list:${caller.kind}:${by}:${page === undefined ? 'all' : 'page'}`, values, ([who, token, ...rest]) => {
+      const grants = withGrants(this.db, callerOfKind(caller.kind, [who, token]))
       const pageOf = page === undefined ? undefined : { limit: rest.at(-2)!, offset: rest.at(-1)! }
       return by === 'team'
         ? rowsOfTeam(grants, rest[0]!, pageOf)
@@ -114,10 +114,10 @@ export class TeamWorkspacesRepository {
    * (only ever true for a caller who may manage that workspace). `requestId` goes into the audit event.
    */
   async add (caller: Caller, input: { teamId: string, workspaceId: string, access: Access, permissions: Permissions }, requestId: string): Promise<AddResult> {
-    const values = [callerValue(caller), requestId, newId('tws'), input.teamId, input.workspaceId, input.access,
+    const values = [...callerValues(caller), requestId, newId('tws'), input.teamId, input.workspaceId, input.access,
       ...PERMISSION_NAMES.map((name) => input.permissions[name])]
-    const query = this.shapes.compile(`add:${caller.kind}`, values, ([who, request, id, teamId, workspaceId, access, ...permissions]) =>
-      this.withGrants(callerOfKind(caller.kind, who!))
+    const query = this.shapes.compile(`add:${caller.kind}`, values, ([who, token, request, id, teamId, workspaceId, access, ...permissions]) =>
+      this.withGrants(callerOfKind(caller.kind, [who, token]))
         .with('inserted', (qc) => qc.insertInto('team_workspaces')
           .columns(['id', 'organization_id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES])
           .expression((eb) => eb.selectFrom('workspaces as w')
@@ -159,12 +159,12 @@ export class TeamWorkspacesRepository {
     // the shape: which permissions are written, and which current levels allow it
     const names = PERMISSION_NAMES.filter((name) => changes.permissions[name] !== undefined)
     const key = `update:${caller.kind}:${changes.access === undefined ? '-' : 'access'}:${names.join(',')}:${changes.currentAccessIn.length}`
-    const values = [callerValue(caller), requestId, id, ...(changes.access === undefined ? [] : [changes.access]),
+    const values = [...callerValues(caller), requestId, id, ...(changes.access === undefined ? [] : [changes.access]),
       ...names.map((name) => changes.permissions[name]), ...changes.currentAccessIn]
-    const query = this.shapes.compile(key, values, ([who, request, rowId, ...rest]) => {
+    const query = this.shapes.compile(key, values, ([who, token, request, rowId, ...rest]) => {
       const access = changes.access === undefined ? undefined : rest.shift()
       const written = names.map((name) => [name, rest.shift()] as const)
-      return this.withGrants(callerOfKind(caller.kind, who!))
+      return this.withGrants(callerOfKind(caller.kind, [who, token]))
         .with('updated', (qc) => qc.updateTable('team_workspaces as tw')
           .set((eb) => ({
             access: access === undefined ? eb.ref('tw.access') : sql<Access>`${access}::text`,
@@ -195,8 +195,8 @@ export class TeamWorkspacesRepository {
 
   /** Removes the row if the caller administers its workspace; false when there was nothing it could remove. */
   async remove (caller: Caller, id: string, requestId: string): Promise<boolean> {
-    const query = this.shapes.compile(`remove:${caller.kind}`, [callerValue(caller), requestId, id], ([who, request, rowId]) =>
-      this.withGrants(callerOfKind(caller.kind, who!))
+    const query = this.shapes.compile(`remove:${caller.kind}`, [...callerValues(caller), requestId, id], ([who, token, request, rowId]) =>
+      this.withGrants(callerOfKind(caller.kind, [who, token]))
         .with('removed', (qc) => qc.deleteFrom('team_workspaces')
           .where('team_workspaces.id', '=', rowId!)
           .where(isAdminOf('team_workspaces.workspace_id', 'team_workspaces.organization_id'))

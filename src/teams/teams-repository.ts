@@ -2,7 +2,7 @@ import { sql, type Kysely, type QueryCreator } from 'kysely'
 import type { Visibility } from '../../schemas/common.js'
 import type { Database } from '../db/database.js'
 import { QueryShapes } from '../db/query-shapes.js'
-import { callerOfKind, callerValue, withGrants } from '../access/grants.js'
+import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
 import { isMemberOf, readsTeam } from '../access/predicates.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
@@ -35,8 +35,8 @@ export class TeamsRepository {
 
   /** One team, if the caller may read it. */
   async find (caller: Caller, id: string): Promise<TeamView | undefined> {
-    const query = this.shapes.compile(`find:${caller.kind}`, [callerValue(caller), id], ([who, teamId]) =>
-      this.readable(withGrants(this.db, callerOfKind(caller.kind, who!))).where('t.id', '=', teamId!))
+    const query = this.shapes.compile(`find:${caller.kind}`, [...callerValues(caller), id], ([who, token, teamId]) =>
+      this.readable(withGrants(this.db, callerOfKind(caller.kind, [who, token]))).where('t.id', '=', teamId!))
     return (await this.db.executeQuery<TeamView>(query)).rows[0]
   }
 
@@ -46,9 +46,9 @@ export class TeamsRepository {
    * exist or the caller is no member of it.
    */
   async list (caller: Caller, organization: string, page: PageRequest, names?: string[]): Promise<{ rows: TeamView[], total: number } | undefined> {
-    const values = [callerValue(caller), organization, page.size, (page.number - 1) * page.size, ...(names === undefined ? [] : [names])]
-    const query = this.shapes.compile(`list:${caller.kind}:${names === undefined ? 'all' : 'names'}`, values, ([who, org, limit, offset, only]) =>
-      withGrants(this.db, callerOfKind(caller.kind, who!))
+    const values = [...callerValues(caller), organization, page.size, (page.number - 1) * page.size, ...(names === undefined ? [] : [names])]
+    const query = this.shapes.compile(`list:${caller.kind}:${names === undefined ? 'all' : 'names'}`, values, ([who, token, org, limit, offset, only]) =>
+      withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('org', (qc) => qc.selectFrom('organizations').select('id').where('name', '=', org!).where(isMemberOf('organizations.id')))
         .with('matching', (qc) => {
           const inOrganization = this.readable(qc as unknown as QueryCreator<Database>).where('t.organization_id', '=', sql<string>`(select id from org)`)

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type QueryCreator } from 'kysely'
 import type { Database } from '../db/database.js'
 import { QueryShapes } from '../db/query-shapes.js'
-import { callerOfKind, callerValue, withGrants } from '../access/grants.js'
+import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
 import { isMemberOf, readsWorkspace } from '../access/predicates.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
@@ -30,15 +30,15 @@ export class WorkspacesRepository {
 
   /** One workspace by id, if the caller may read it. */
   async find (caller: Caller, id: string): Promise<WorkspaceView | undefined> {
-    const query = this.shapes.compile(`find:${caller.kind}`, [callerValue(caller), id], ([who, wsId]) =>
-      this.readable(withGrants(this.db, callerOfKind(caller.kind, who!))).where('w.id', '=', wsId!))
+    const query = this.shapes.compile(`find:${caller.kind}`, [...callerValues(caller), id], ([who, token, wsId]) =>
+      this.readable(withGrants(this.db, callerOfKind(caller.kind, [who, token]))).where('w.id', '=', wsId!))
     return (await this.db.executeQuery<WorkspaceView>(query)).rows[0]
   }
 
   /** One workspace by organization and workspace name, if the caller may read it. */
   async findByName (caller: Caller, organization: string, name: string): Promise<WorkspaceView | undefined> {
-    const query = this.shapes.compile(`by-name:${caller.kind}`, [callerValue(caller), organization, name], ([who, org, wsName]) =>
-      this.readable(withGrants(this.db, callerOfKind(caller.kind, who!))).where('o.name', '=', org!).where('w.name', '=', wsName!))
+    const query = this.shapes.compile(`by-name:${caller.kind}`, [...callerValues(caller), organization, name], ([who, token, org, wsName]) =>
+      this.readable(withGrants(this.db, callerOfKind(caller.kind, [who, token]))).where('o.name', '=', org!).where('w.name', '=', wsName!))
     return (await this.db.executeQuery<WorkspaceView>(query)).rows[0]
   }
 
@@ -47,9 +47,9 @@ export class WorkspacesRepository {
    * undefined when the organization does not exist or the caller is no member of it.
    */
   async list (caller: Caller, organization: string, page: PageRequest, search?: string): Promise<{ rows: WorkspaceView[], total: number } | undefined> {
-    const values = [callerValue(caller), organization, page.size, (page.number - 1) * page.size, ...(search === undefined ? [] : [search])]
-    const query = this.shapes.compile(`list:${caller.kind}:${search === undefined ? 'all' : 'search'}`, values, ([who, org, limit, offset, term]) => {
-      return withGrants(this.db, callerOfKind(caller.kind, who!))
+    const values = [...callerValues(caller), organization, page.size, (page.number - 1) * page.size, ...(search === undefined ? [] : [search])]
+    const query = this.shapes.compile(`list:${caller.kind}:${search === undefined ? 'all' : 'search'}`, values, ([who, token, org, limit, offset, term]) => {
+      return withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('org', (qc) => qc.selectFrom('organizations').select('id').where('name', '=', org!).where(isMemberOf('organizations.id')))
         .with('matching', (qc) => {
           const inOrganization = this.readable(qc as unknown as QueryCreator<Database>).where('w.organization_id', '=', sql<string>`(select id from org)`)

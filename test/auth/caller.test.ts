@@ -2,6 +2,7 @@ import t from 'tap'
 import { resolveToken, bearerSecret } from '../../src/auth/caller.js'
 import { callerGrants } from '../../src/access/grants.js'
 import { applySeed } from '../../src/db/seed.js'
+import { tokenDigest } from '../../src/auth/token-digest.js'
 import { build, bearer, ENGINE } from '../helper.js'
 
 const hour = 3600_000
@@ -153,6 +154,64 @@ t.test(`nothing is cached: a change between two requests counts on the second ($
     t.equal((await show('eve-token-1234')).statusCode, 200)
     await app.db.updateTable('tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', 'user-eve').execute()
     t.equal((await show('eve-token-1234')).statusCode, 401)
+  })
+})
+
+t.test(`a token seen lately is checked again by every request (${ENGINE})`, async (t) => {
+  const tokens = ['own-1-token', 'own-2-token', 'own-3-token', 'own-4-token', 'own-5-token']
+  const app = await build(t, {
+    seed: {
+      organizations: [{
+        id: 'org-r',
+        name: 'r',
+        tokens,
+        teams: [{ id: 'team-r-blue', name: 'blue' }],
+        workspaces: [{ id: 'ws-r', name: 'r' }],
+        'team-access': [{ id: 'tws-r', team: 'blue', workspace: 'r', access: 'read' }]
+      }]
+    }
+  })
+  const json = { 'content-type': 'application/vnd.api+json' }
+  const revoke = (token: string) => app.db.deleteFrom('tokens').where('digest', '=', tokenDigest(token)).execute()
+  const seen = async (token: string) => t.equal((await app.inject({ url: '/api/v2/team-workspaces/tws-r', headers: bearer(token) })).statusCode, 200, 'seen: 200')
+
+  t.test('revoked, then a read: 401, not the row', async (t) => {
+    await seen(tokens[0]!)
+    await revoke(tokens[0]!)
+    const res = await app.inject({ url: '/api/v2/team-workspaces/tws-r', headers: bearer(tokens[0]!) })
+    t.equal(res.statusCode, 401)
+    t.same(res.json(), { errors: [{ status: '401', title: 'unauthorized' }] })
+  })
+  t.test('revoked, then a write: 401, and nothing changed or recorded', async (t) => {
+    await seen(tokens[1]!)
+    await revoke(tokens[1]!)
+    const events = async () => (await app.db.selectFrom('audit_events').select('id').execute()).length
+    const before = await events()
+    const patch = await app.inject({ method: 'PATCH', url: '/api/v2/team-workspaces/tws-r', headers: { ...json, ...bearer(tokens[1]!) }, payload: { data: { attributes: { access: 'admin' } } } })
+    t.equal(patch.statusCode, 401, 'update')
+    const remove = await app.inject({ method: 'DELETE', url: '/api/v2/team-workspaces/tws-r', headers: bearer(tokens[1]!) })
+    t.equal(remove.statusCode, 401, 'remove')
+    const row = await app.db.selectFrom('team_workspaces').select('access').where('id', '=', 'tws-r').executeTakeFirst()
+    t.equal(row?.access, 'read', 'the row is as it was')
+    t.equal(await events(), before, 'no audit event')
+  })
+  t.test('revoked, then an invalid body: 401 before 422, as if looked up first', async (t) => {
+    await seen(tokens[2]!)
+    await revoke(tokens[2]!)
+    const res = await app.inject({ method: 'POST', url: '/api/v2/team-workspaces', headers: { ...json, ...bearer(tokens[2]!) }, payload: '{}' })
+    t.equal(res.statusCode, 401)
+    const plain = await app.inject({ method: 'POST', url: '/api/v2/team-workspaces', headers: { 'content-type': 'text/plain', ...bearer(tokens[2]!) }, payload: 'x' })
+    t.equal(plain.statusCode, 401, 'and before 415')
+  })
+  t.test('revoked, then the audit trail: 401, not the trail', async (t) => {
+    t.equal((await app.inject({ url: '/api/v2/organization/audit-trail', headers: bearer(tokens[3]!) })).statusCode, 200)
+    await revoke(tokens[3]!)
+    t.equal((await app.inject({ url: '/api/v2/organization/audit-trail', headers: bearer(tokens[3]!) })).statusCode, 401)
+  })
+  t.test('a valid token seen lately keeps its refusals: 404 and 422 as before', async (t) => {
+    await seen(tokens[4]!)
+    t.equal((await app.inject({ url: '/api/v2/team-workspaces/tws-none', headers: bearer(tokens[4]!) })).statusCode, 404)
+    t.equal((await app.inject({ method: 'POST', url: '/api/v2/team-workspaces', headers: { ...json, ...bearer(tokens[4]!) }, payload: '{}' })).statusCode, 422)
   })
 })
 
