@@ -34,6 +34,8 @@ export class AuditRepository {
   async page (caller: Caller, organizationId: string, since: string | undefined, page: PageRequest): Promise<AuditPage | undefined> {
     const inTrail = (eb: ExpressionBuilder<Database, 'audit_events'>) => eb.and([
       eb('audit_events.organization_id', '=', organizationId),
+      // nothing is read for a caller without grants (a token revoked since it was last looked up)
+      sql<boolean>`exists (select 1 from grants)`,
       ...(since === undefined ? [] : [eb('audit_events.occurred_at', '>', sql<Date>`${since}::timestamptz`)])
     ])
     const rows = await withGrants(this.db, caller)

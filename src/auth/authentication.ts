@@ -38,7 +38,8 @@ export interface AuthenticationOptions {
  * expired, or a membership removed, counts from the very next request:
  * - the statement of a caller whose token no longer names it finds no grants: "nothing";
  * - any refusal (4xx) to a remembered caller looks the token up before it is sent, and becomes
- *   401 when the token is no longer usable — as if the lookup had come first.
+ *   401 when the token is no longer usable — as if the lookup had come first;
+ * - a 429 or 5xx to a remembered caller forgets its token: the next request looks it up.
  */
 export default fp<AuthenticationOptions>(async (app, { db, authenticate, failuresPerSecond = 0 }) => {
   app.decorateRequest('caller', null as never)
@@ -59,7 +60,8 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
     identities.remember(digest, caller, found.expiresAt)
     return caller
   }
-  const callerOf = authenticate ?? fromToken
+  // a host's caller is the host's word: it carries no token of ours to check
+  const callerOf = authenticate === undefined ? fromToken : async (request: FastifyRequest) => withoutToken(await authenticate(request))
   /** Whether a remembered caller's token still names it; forgets it when not. */
   const stillNamed = async (caller: Caller): Promise<boolean> => {
     const found = await lookupToken(db, caller.token!)
@@ -84,18 +86,33 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
     void reply.header('cache-control', 'no-store')
   })
 
-  // a refusal to a remembered caller is 401 when its token no longer names it (one lookup, on this path only)
+  // A refusal to a remembered caller is 401 when its token no longer names it (one lookup, on
+  // this path only). A 429 or 5xx is not a judgement of the request: it is sent as it is, and the
+  // token is looked up afresh by the caller's next request.
   const answer = app.errorHandler
   app.setErrorHandler(async function (error, request, reply) {
     const status = toErrorObjects(error as Error).status
-    if (request.callerRemembered && status >= 400 && status < 500 && status !== 401 && status !== 429 &&
-        !(await stillNamed(request.caller))) {
-      failures.count(request.ip)
-      return answer.call(this, unauthorized(), request, reply)
+    let sent: Error = error as Error
+    if (request.callerRemembered) {
+      if (status === 429 || status >= 500) {
+        identities.forget(request.caller.token!)
+      } else if (status >= 400 && status !== 401 && !(await stillNamed(request.caller))) {
+        failures.count(request.ip)
+        sent = unauthorized()
+      }
     }
-    return answer.call(this, error, request, reply)
+    answer.call(this, sent, request, reply)
+    // the reply is sent by the handler: returning it tells Fastify so (an async handler must)
+    return reply
   })
 }, { name: 'team-access-authentication', fastify: '5.x' })
+
+/** A caller without a token digest (see Caller.token). */
+function withoutToken (caller: Caller | null): Caller | null {
+  if (caller === null || caller.token === undefined) return caller
+  const { token: _, ...rest } = caller
+  return rest as Caller
+}
 
 /** Failed authentications per client address in the current second; 0 allows any number. */
 class FailureBudget {

@@ -30,7 +30,7 @@ export class TokenIdentities {
     const until = Math.min(Date.now() + this.ttlMs, expiresAt?.getTime() ?? Infinity)
     this.entries.delete(digest) // re-inserted last: the map's order is the order of freshness
     if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!)
-    this.entries.set(digest, { caller, until })
+    this.entries.set(digest, { caller: Object.freeze({ ...caller }), until })
   }
 
   forget (digest: string): void {

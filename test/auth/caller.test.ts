@@ -130,7 +130,7 @@ t.test(`token → caller (DESIGN §3) on ${ENGINE}`, async (t) => {
   })
 })
 
-t.test(`nothing is cached: a change between two requests counts on the second (${ENGINE})`, async (t) => {
+t.test(`nothing that grants access is kept: a change between two requests counts on the second (${ENGINE})`, async (t) => {
   const app = await build(t, {
     seed: {
       users: [{ id: 'user-dan', username: 'dan', tokens: ['dan-token-1234'] }, { id: 'user-eve', username: 'eve', tokens: ['eve-token-1234'] }],
@@ -207,6 +207,13 @@ t.test(`a token seen lately is checked again by every request (${ENGINE})`, asyn
     t.equal((await app.inject({ url: '/api/v2/organization/audit-trail', headers: bearer(tokens[3]!) })).statusCode, 200)
     await revoke(tokens[3]!)
     t.equal((await app.inject({ url: '/api/v2/organization/audit-trail', headers: bearer(tokens[3]!) })).statusCode, 401)
+  })
+  t.test('given to another subject: 401 once, then the token acts as its new subject', async (t) => {
+    await applySeed(app.db, { users: [{ id: 'user-r', username: 'r', tokens: ['moving-token-1'] }] })
+    t.equal((await app.inject({ url: '/api/v2/team-workspaces/tws-r', headers: bearer('moving-token-1') })).statusCode, 404, 'a user in no team of r')
+    await app.db.updateTable('tokens').set({ kind: 'organization', user_id: null, organization_id: 'org-r' }).where('digest', '=', tokenDigest('moving-token-1')).execute()
+    t.equal((await app.inject({ url: '/api/v2/team-workspaces/tws-r', headers: bearer('moving-token-1') })).statusCode, 401, 'the caller it was remembered as is not its caller any more')
+    t.equal((await app.inject({ url: '/api/v2/team-workspaces/tws-r', headers: bearer('moving-token-1') })).statusCode, 200, 'looked up afresh: the organization')
   })
   t.test('a valid token seen lately keeps its refusals: 404 and 422 as before', async (t) => {
     await seen(tokens[4]!)
