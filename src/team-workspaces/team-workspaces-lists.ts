@@ -15,6 +15,15 @@ interface PageOf { limit: string, offset: string }
 /** The columns of a row that its resource needs. */
 export const ROW_COLUMNS = ['id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES] as const
 
+/**
+ * The names a row's links need, for a statement of one row: each an index lookup by primary key
+ * (a join lets the planner hash a whole small table for one row).
+ */
+export const linkNames = (workspaceId: string, organizationId: string) => [
+  sql<string>`(select w.name from workspaces w where w.id = ${sql.ref(workspaceId)})`.as('workspace_name'),
+  sql<string>`(select o.name from organizations o where o.id = ${sql.ref(organizationId)})`.as('organization_name')
+] as const
+
 /** The rows of a workspace the caller sees, optionally only those of one team. */
 export function rowsOfWorkspace (grants: QueryCreator<Database>, workspaceId: string, teamId: string | undefined, page: PageOf | undefined) {
   return grants

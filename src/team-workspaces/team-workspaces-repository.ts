@@ -6,7 +6,7 @@ import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
 import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
 import { actsThrough, administersWorkspacesOf, isAdminOf, isMemberOf, readsWorkspacesOf, seesTeam } from '../access/predicates.js'
-import { ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
+import { linkNames, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
 import type { AccessSource } from '../access/effective-access.js'
@@ -76,10 +76,8 @@ export class TeamWorkspacesRepository {
     const query = this.shapes.compile(`find:${caller.kind}`, [...callerValues(caller), id], ([who, token, rowId]) =>
       this.withGrants(callerOfKind(caller.kind, [who, token]))
         .selectFrom('team_workspaces as tw')
-        .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
-        .innerJoin('organizations as o', 'o.id', 'tw.organization_id')
         .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
-        .select(['w.name as workspace_name', 'o.name as organization_name'])
+        .select(linkNames('tw.workspace_id', 'tw.organization_id'))
         .where('tw.id', '=', rowId!)
         .where(isMemberOf('tw.organization_id'))
         .where((eb) => eb.or([seesTeam('tw.team_id', 'tw.team_visibility'), isAdminOf('tw.workspace_id', 'tw.organization_id')])))
@@ -133,10 +131,8 @@ export class TeamWorkspacesRepository {
           .returning(['organization_id', ...ROW_COLUMNS]))
         .with('audit', (qc) => recordEvents(qc, 'inserted', { action: 'add_team', accessor: { kind: caller.kind, id: who! }, requestId: request!, permissions: true }))
         .selectFrom('inserted')
-        .innerJoin('workspaces as w', 'w.id', 'inserted.workspace_id')
-        .innerJoin('organizations as o', 'o.id', 'w.organization_id')
         .selectAll('inserted')
-        .select(['w.name as workspace_name', 'o.name as organization_name']))
+        .select(linkNames('inserted.workspace_id', 'inserted.organization_id')))
     const added = (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
     if (added !== undefined) return { added }
 
@@ -176,10 +172,8 @@ export class TeamWorkspacesRepository {
           .returning(['tw.organization_id', ...ROW_COLUMNS.map((c) => `tw.${c}` as const)]))
         .with('audit', (qc) => recordEvents(qc, 'updated', { action: 'update_team_permissions', accessor: { kind: caller.kind, id: who! }, requestId: request!, permissions: true }))
         .selectFrom('updated')
-        .innerJoin('workspaces as w', 'w.id', 'updated.workspace_id')
-        .innerJoin('organizations as o', 'o.id', 'w.organization_id')
         .selectAll('updated')
-        .select(['w.name as workspace_name', 'o.name as organization_name'])
+        .select(linkNames('updated.workspace_id', 'updated.organization_id'))
     })
     const updated = (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
     if (updated !== undefined) return { updated }
