@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
-import { prettyFactory } from 'pino-pretty'
 import type { Kysely } from 'kysely'
 import type { Config } from './config.js'
 import { connect, ping } from './db/connect.js'
@@ -67,7 +66,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
       serializers: { req: requestForLog },
-      ...(destination === undefined ? {} : { stream: pretty ? prettyStream(destination) : destination })
+      ...(destination === undefined ? {} : { stream: pretty ? await prettyStream(destination) : destination })
     },
     ...(pretty ? { logController: new OneLinePerRequest() } : {}),
     // a server that is closing still answers what reaches it — with our documents, not
@@ -176,8 +175,12 @@ class OneLinePerRequest extends LogController {
   }
 }
 
-/** pino's JSON lines as lines a person reads: time, level, request id, message; errors with their stack below. */
-function prettyStream (destination: { write: (line: string) => void }): { write: (line: string) => void } {
+/**
+ * pino's JSON lines as lines a person reads: time, level, request id, message; errors with their
+ * stack below. pino-pretty loads only then: a service that logs JSON does not pay for it at start.
+ */
+async function prettyStream (destination: { write: (line: string) => void }): Promise<{ write: (line: string) => void }> {
+  const { prettyFactory } = await import('pino-pretty')
   const prettify = prettyFactory({
     colorize: destination === process.stdout && process.stdout.hasColors?.() === true,
     translateTime: 'SYS:HH:MM:ss.l',

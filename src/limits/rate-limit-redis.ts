@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
+import type { Redis as RedisClient } from 'ioredis'
 
 export interface RateLimitRedis {
   /** The client @fastify/rate-limit's Redis store runs its counting script on. */
-  client: Redis
+  client: RedisClient
   /** Stops reconnecting and closes the connection. */
   close: () => void
 }
@@ -24,7 +24,9 @@ const COMMAND_TIMEOUT_MS = 250
  */
 export async function connectRateLimitRedis (url: string, log: FastifyBaseLogger): Promise<RateLimitRedis> {
   const where = (() => { const u = new URL(url); return `${u.hostname}:${u.port || 6379}` })() // never the password
-  const client = new Redis(url, {
+  // ioredis loads only with REDIS_URL: a service without it does not pay for it at start
+  const { Redis } = await import('ioredis')
+  const client: RedisClient = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: COMMAND_TIMEOUT_MS,
