@@ -16,7 +16,7 @@
  * schema must have this checkout's columns, which the page floor reads.
  * BENCH_BASELINE=DIR (another checkout, built with `npm ci && npm run build`) adds a side-by-side
  * section: that checkout's service and this one on the same database, each scenario driven on
- * both, one after the other.
+ * both, alternating, BENCH_SIDE_BY_SIDE_ROUNDS times (default 3), compared by their medians.
  */
 import autocannon, { type Options, type Result } from 'autocannon'
 import type { ChildProcess } from 'node:child_process'
@@ -39,6 +39,7 @@ const FLOOR_PORT = PORT + 1
 const BASELINE_PORT = PORT + 2
 const EMBEDDED_PORT = PORT + 3
 const BASELINE = process.env.BENCH_BASELINE
+const SIDE_BY_SIDE_ROUNDS = Number(process.env.BENCH_SIDE_BY_SIDE_ROUNDS ?? 3)
 /** The service measured: this checkout's, or another's built entry (an absolute path). */
 const SERVER = process.env.BENCH_SERVER ?? 'dist/src/server.js'
 const AUDIT_TRAIL = '/api/v2/organization/audit-trail'
@@ -332,17 +333,27 @@ async function measureSideBySide (env: Record<string, string>, seedFile: string,
     await waitFor(`http://127.0.0.1:${SERVICE_PORT}/readyz`, 600_000)
     const lines: string[] = []
     for (const scenario of scenarios(false)) {
-      const before = await drive(`http://127.0.0.1:${BASELINE_PORT}`, { ...scenario, name: `baseline: ${scenario.name}` }, baseline.pid!)
-      const after = await drive(`http://127.0.0.1:${SERVICE_PORT}`, { ...scenario, name: `this checkout: ${scenario.name}` }, branch.pid!)
-      lines.push(`| ${scenario.cycle ? `${scenario.name} (cycles/s)` : scenario.name} | ${before.rps.toFixed(0)} | ${after.rps.toFixed(0)} | ${(after.rps / before.rps).toFixed(2)} | ${before.p50} / ${after.p50} | ${before.errors} / ${after.errors} |`)
+      // one run of each is at the mercy of a noisy machine (a row may move by half from one run
+      // to the next): the two alternate, SIDE_BY_SIDE_ROUNDS times, and the medians compare
+      const before: Row[] = []
+      const after: Row[] = []
+      for (let round = 1; round <= SIDE_BY_SIDE_ROUNDS; round++) {
+        before.push(await drive(`http://127.0.0.1:${BASELINE_PORT}`, { ...scenario, name: `baseline, round ${round}: ${scenario.name}` }, baseline.pid!))
+        after.push(await drive(`http://127.0.0.1:${SERVICE_PORT}`, { ...scenario, name: `this checkout, round ${round}: ${scenario.name}` }, branch.pid!))
+      }
+      const [b, a] = [median(before.map((r) => r.rps)), median(after.map((r) => r.rps))]
+      const rounds = (rows: Row[]) => rows.map((r) => r.rps.toFixed(0)).join(', ')
+      const errors = (rows: Row[]) => rows.reduce((n, r) => n + r.errors, 0)
+      lines.push(`| ${scenario.cycle ? `${scenario.name} (cycles/s)` : scenario.name} | ${b.toFixed(0)} (${rounds(before)}) | ${a.toFixed(0)} (${rounds(after)}) | ${(a / b).toFixed(2)} | ${errors(before)} / ${errors(after)} |`)
     }
     return `## Side by side on PostgreSQL: ${BASELINE} (baseline) and this checkout
 
-Each scenario driven on the baseline, then on this checkout, against the same database. A route
-the baseline does not have shows as errors (404s) there.
+Each scenario driven on the baseline, then on this checkout, against the same database, and again,
+${SIDE_BY_SIDE_ROUNDS} rounds in all (BENCH_SIDE_BY_SIDE_ROUNDS): the median of each side, and each round in
+brackets. A route the baseline does not have shows as errors (404s) there.
 
-| operation | baseline req/s | this checkout req/s | this / baseline | p50 ms (baseline / this) | errors (baseline / this) |
-|---|---:|---:|---:|---:|---:|
+| operation | baseline req/s, median (rounds) | this checkout req/s, median (rounds) | this / baseline | errors (baseline / this) |
+|---|---:|---:|---:|---:|
 ${lines.join('\n')}`
   } finally {
     if (branch !== undefined) await stop(branch)
