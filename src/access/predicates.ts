@@ -7,6 +7,12 @@ import { sql, type RawBuilder } from 'kysely'
  * serves a row of any table. Nothing else in src/ restates them.
  */
 
+/**
+ * The caller acts as anyone at all: it has grants. None when its token no longer names it
+ * (./grants.ts), which every statement must then answer as "nothing".
+ */
+export const hasGrants = (): RawBuilder<boolean> => sql<boolean>`exists (select 1 from grants)`
+
 /** The caller acts in the organization: it is a member, or holds its organization token. */
 export const isMemberOf = (organization: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)})`

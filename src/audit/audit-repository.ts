@@ -2,6 +2,7 @@ import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import type { AuditEventTable, Database } from '../db/database.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 import { withGrants } from '../access/grants.js'
+import { hasGrants } from '../access/predicates.js'
 import type { Caller } from '../auth/caller.js'
 
 /** An event as the trail serves it; the time already in its wire form. */
@@ -35,7 +36,7 @@ export class AuditRepository {
     const inTrail = (eb: ExpressionBuilder<Database, 'audit_events'>) => eb.and([
       eb('audit_events.organization_id', '=', organizationId),
       // nothing is read for a caller without grants (a token revoked since it was last looked up)
-      sql<boolean>`exists (select 1 from grants)`,
+      hasGrants(),
       ...(since === undefined ? [] : [eb('audit_events.occurred_at', '>', sql<Date>`${since}::timestamptz`)])
     ])
     const rows = await withGrants(this.db, caller)
@@ -50,7 +51,7 @@ export class AuditRepository {
         .orderBy('occurred_at').orderBy('id')
         .limit(page.size).offset((page.number - 1) * page.size)
         .as('e'), (join) => join.onTrue())
-      .select(sql<boolean>`exists (select 1 from grants)`.as('allowed'))
+      .select(hasGrants().as('allowed'))
       .select(['total.count', 'e.id', 'e.organization_id', 'e.timestamp', 'e.accessor_kind', 'e.accessor_id', 'e.accessor_description',
         'e.request_id', 'e.action', 'e.workspace_id', 'e.team_id', 'e.team_name', 'e.permissions'])
       .orderBy('e.occurred_at').orderBy('e.id')

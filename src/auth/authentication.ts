@@ -91,9 +91,9 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
   // token is looked up afresh by the caller's next request.
   const answer = app.errorHandler
   app.setErrorHandler(async function (error, request, reply) {
-    const status = toErrorObjects(error as Error).status
     let sent: Error = error as Error
     if (request.callerRemembered) {
+      const status = toErrorObjects(sent).status
       if (status === 429 || status >= 500) {
         identities.forget(request.caller.token!)
       } else if (status >= 400 && status !== 401 && !(await stillNamed(request.caller))) {

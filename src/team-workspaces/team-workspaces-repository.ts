@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
-import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
+import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
 import { actsThrough, administersWorkspacesOf, isAdminOf, isMemberOf, readsWorkspacesOf, seesTeam } from '../access/predicates.js'
 import { linkNames, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
@@ -50,16 +50,12 @@ export class TeamWorkspacesRepository {
 
   constructor (private readonly db: Kysely<Database>) {}
 
-  private withGrants (caller: Caller) {
-    return this.db.with('grants', (qc) => callerGrants(qc, caller))
-  }
-
   /**
    * Everything that grants the caller access to a workspace, in one statement: organization-wide
    * admin and read, and the permissions of each of its teams' rows there.
    */
   async grantsOn (caller: Caller, workspaceId: string): Promise<{ admin: boolean, read: boolean, rows: AccessSource[] }> {
-    const result = await this.withGrants(caller)
+    const result = await withGrants(this.db, caller)
       .selectFrom('workspaces as w')
       .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(actsThrough('tw.team_id')))
       .where('w.id', '=', workspaceId)
@@ -74,7 +70,7 @@ export class TeamWorkspacesRepository {
   /** One row, if the caller may see it. */
   async find (caller: Caller, id: string): Promise<TeamWorkspaceView | undefined> {
     const query = this.shapes.compile(`find:${caller.kind}`, [...callerValues(caller), id], ([who, token, rowId]) =>
-      this.withGrants(callerOfKind(caller.kind, [who, token]))
+      withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .selectFrom('team_workspaces as tw')
         .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
         .select(linkNames('tw.workspace_id', 'tw.organization_id'))
@@ -115,7 +111,7 @@ export class TeamWorkspacesRepository {
     const values = [...callerValues(caller), requestId, newId('tws'), input.teamId, input.workspaceId, input.access,
       ...PERMISSION_NAMES.map((name) => input.permissions[name])]
     const query = this.shapes.compile(`add:${caller.kind}`, values, ([who, token, request, id, teamId, workspaceId, access, ...permissions]) =>
-      this.withGrants(callerOfKind(caller.kind, [who, token]))
+      withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('inserted', (qc) => qc.insertInto('team_workspaces')
           .columns(['id', 'organization_id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES])
           .expression((eb) => eb.selectFrom('workspaces as w')
@@ -137,7 +133,7 @@ export class TeamWorkspacesRepository {
     if (added !== undefined) return { added }
 
     // Nothing inserted: say "already taken" only to a caller who may manage that workspace.
-    const why = await this.withGrants(caller)
+    const why = await withGrants(this.db, caller)
       .selectFrom('workspaces as w')
       .where('w.id', '=', input.workspaceId)
       .where(isAdminOf('w.id', 'w.organization_id'))
@@ -160,7 +156,7 @@ export class TeamWorkspacesRepository {
     const query = this.shapes.compile(key, values, ([who, token, request, rowId, ...rest]) => {
       const access = changes.access === undefined ? undefined : rest.shift()
       const written = names.map((name) => [name, rest.shift()] as const)
-      return this.withGrants(callerOfKind(caller.kind, [who, token]))
+      return withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('updated', (qc) => qc.updateTable('team_workspaces as tw')
           .set((eb) => ({
             access: access === undefined ? eb.ref('tw.access') : sql<Access>`${access}::text`,
@@ -178,7 +174,7 @@ export class TeamWorkspacesRepository {
     const updated = (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
     if (updated !== undefined) return { updated }
 
-    const current = await this.withGrants(caller)
+    const current = await withGrants(this.db, caller)
       .selectFrom('team_workspaces as tw')
       .where('tw.id', '=', id)
       .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
@@ -190,7 +186,7 @@ export class TeamWorkspacesRepository {
   /** Removes the row if the caller administers its workspace; false when there was nothing it could remove. */
   async remove (caller: Caller, id: string, requestId: string): Promise<boolean> {
     const query = this.shapes.compile(`remove:${caller.kind}`, [...callerValues(caller), requestId, id], ([who, token, request, rowId]) =>
-      this.withGrants(callerOfKind(caller.kind, [who, token]))
+      withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('removed', (qc) => qc.deleteFrom('team_workspaces')
           .where('team_workspaces.id', '=', rowId!)
           .where(isAdminOf('team_workspaces.workspace_id', 'team_workspaces.organization_id'))
