@@ -30,6 +30,17 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The client closed its connection before its answer: nobody reads what is sent, and nothing went
+ * wrong here. Logged once, at info, without a stack (a client that hangs up must not be able to
+ * flood the error log).
+ */
+export class ClientGone extends ApiError {
+  constructor () {
+    super(503, 'service unavailable', 'The client closed the connection before the answer.')
+  }
+}
+
 /** The one answer for "does not exist" and "you may not": byte-identical, so existence never leaks. */
 export const notFound = (): ApiError => new ApiError(404, 'not found')
 export const unauthorized = (): ApiError => new ApiError(401, 'unauthorized')
@@ -114,7 +125,8 @@ export function loggable (error: Error): { type: string, message: string, code?:
 /** The error handler of the app and of the plugin: every error leaves as a JSON:API document. */
 export function errorHandler (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const { status, errors } = toErrorObjects(error)
-  if (status >= 500) request.log.error({ err: loggable(error) }, 'request failed')
+  if (error instanceof ClientGone) request.log.info('client closed the connection before the answer')
+  else if (status >= 500) request.log.error({ err: loggable(error) }, 'request failed')
   void reply.status(status).type(JSONAPI_TYPE).send({ errors })
 }
 

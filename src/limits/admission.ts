@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { callerKey } from '../auth/caller.js'
-import { ApiError } from '../jsonapi/errors.js'
+import { ApiError, ClientGone } from '../jsonapi/errors.js'
 
 /**
  * How much database work the API takes on at once (DESIGN §5, "one caller cannot starve the
@@ -21,114 +21,192 @@ export interface AdmissionOptions {
   perCaller: number
 }
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Where the request stands in admission: waiting, or holding one of the slots. */
-    admission: 'waiting' | 'running' | 'done' | null
-  }
+/** What admission holds at a moment: every figure is 0 when no request is in the API. */
+export interface AdmissionState {
+  /** Requests holding a turn (in their handlers). */
+  running: number
+  /** Requests waiting for one. */
+  waiting: number
+  /** Callers with a request running or waiting. */
+  callers: number
 }
 
-interface Waiter {
-  request: FastifyRequest
-  admit: () => void
-  refuse: (error: ApiError) => void
-  timer: NodeJS.Timeout
+/**
+ * One request's place in admission. It moves waiting → running → ended, or waiting → ended, or
+ * straight to running; `end` is the only way out, and does its accounting once, whatever calls
+ * it and however often: the answer being sent, the wait limit, the client leaving.
+ */
+interface Ticket {
+  readonly key: string
+  stage: 'waiting' | 'running' | 'ended'
+  /** While waiting: the promise the request's preHandler awaits, and the wait limit. */
+  admit?: () => void
+  refuse?: (error: ApiError) => void
+  timer?: NodeJS.Timeout
+}
+
+/** The ticket of a request whose client left before it asked for a turn: it never gets one. */
+const GONE: Ticket = Object.freeze({ key: '', stage: 'ended' }) as Ticket
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Where the request stands in admission (null: it has not asked for a turn). */
+    admission: Ticket | null
+  }
+  interface FastifyInstance {
+    /** What admission holds now (for metrics and tests). */
+    admissionState: () => AdmissionState
+  }
 }
 
 const busy = () => new ApiError(503, 'service unavailable', 'The service is busy; try again shortly.')
 
-export default fp<AdmissionOptions>(async (app, options) => {
-  let running = 0
-  let waiting = 0
-  /** Each caller's waiting requests, callers in the order they are served. */
-  const queues = new Map<string, Waiter[]>()
-  const perCaller = new Map<string, number>()
+/**
+ * The accounting: turns, the queues callers wait in, each caller's count. No Fastify here; the
+ * plugin below decides when a request asks, and makes sure every ticket it hands out is ended.
+ */
+export class Admission {
+  private running = 0
+  private waiting = 0
+  /** Each caller's waiting tickets, callers in the order they are served. */
+  private readonly queues = new Map<string, Ticket[]>()
+  private readonly perCaller = new Map<string, number>()
 
-  const leave = (request: FastifyRequest) => {
-    const key = callerKey(request.caller)
-    const n = (perCaller.get(key) ?? 1) - 1
-    if (n > 0) perCaller.set(key, n)
-    else perCaller.delete(key)
+  constructor (private readonly options: AdmissionOptions) {}
+
+  state (): AdmissionState {
+    return { running: this.running, waiting: this.waiting, callers: this.perCaller.size }
   }
 
-  /** The next waiting request, callers in turn, skipping those whose client has gone. */
-  const next = (): Waiter | undefined => {
-    for (const [key, queue] of queues) {
-      const waiter = queue.shift()!
-      queues.delete(key)
-      if (queue.length > 0) queues.set(key, queue) // to the back of the line
-      waiting--
-      clearTimeout(waiter.timer)
-      if (waiter.request.admission !== 'waiting' || waiter.request.raw.socket?.destroyed === true) {
-        release(waiter.request) // aborted while waiting (already released), or gone by now
-        waiter.refuse(busy()) // nobody is there to read it
-        continue
-      }
-      return waiter
+  /**
+   * A turn for `key`: a ticket already running, or one waiting with `wait` to await. Throws 429
+   * past the caller's cap and 503 when the queue is full; neither holds anything.
+   */
+  ask (key: string): { ticket: Ticket, wait?: Promise<void> } {
+    const { perCaller, concurrency, queueLength, maxWaitMs } = this.options
+    if (perCaller > 0 && (this.perCaller.get(key) ?? 0) >= perCaller) {
+      throw new ApiError(429, 'too many requests', `More than ${perCaller} requests of one caller at once; retry when one has been answered.`)
     }
-    return undefined
+    if (this.running < concurrency && this.waiting === 0) {
+      this.join(key)
+      this.running++
+      return { ticket: { key, stage: 'running' } }
+    }
+    if (this.waiting >= queueLength) throw busy()
+    this.join(key)
+    const ticket: Ticket = { key, stage: 'waiting' }
+    const wait = new Promise<void>((resolve, reject) => {
+      ticket.admit = resolve
+      ticket.refuse = reject
+      ticket.timer = setTimeout(() => this.end(ticket, busy()), maxWaitMs)
+    })
+    this.waiting++
+    const queue = this.queues.get(key)
+    if (queue === undefined) this.queues.set(key, [ticket])
+    else queue.push(ticket)
+    return { ticket, wait }
   }
 
-  const release = (request: FastifyRequest) => {
-    const was = request.admission
-    // aborted before its turn was asked for (during authentication, say): it must never take one
-    if (was === null) request.admission = 'done'
-    if (was !== 'running' && was !== 'waiting') return
-    request.admission = 'done'
-    leave(request)
-    if (was === 'waiting') return // its timer or its turn takes it out of the queue
-    running--
-    const waiter = next()
-    if (waiter !== undefined) {
-      running++
-      waiter.request.admission = 'running'
-      waiter.admit()
-    }
-  }
-
-  app.decorateRequest('admission', null)
-  // after validation: a request that is refused anyway never waits
-  app.addHook('preHandler', async (request, reply) => {
-    // its client is gone already: running it would hold a slot no response will ever give back
-    if (request.admission === 'done' || request.raw.socket?.destroyed === true) throw busy()
-    const key = callerKey(request.caller)
-    if (options.perCaller > 0 && (perCaller.get(key) ?? 0) >= options.perCaller) {
-      void reply.header('retry-after', '1')
-      throw new ApiError(429, 'too many requests', `More than ${options.perCaller} requests of one caller at once; retry when one has been answered.`)
-    }
-    if (running < options.concurrency && waiting === 0) {
-      running++
-      perCaller.set(key, (perCaller.get(key) ?? 0) + 1)
-      request.admission = 'running'
+  /**
+   * The ticket's request is over, or will never run: its turn or its place in the queue goes
+   * back (a waiting one's promise is refused with `reason`). Once per ticket; later calls do nothing.
+   */
+  end (ticket: Ticket, reason: ApiError = new ClientGone()): void {
+    const was = ticket.stage
+    if (was === 'ended') return
+    ticket.stage = 'ended'
+    const n = (this.perCaller.get(ticket.key) ?? 1) - 1
+    if (n > 0) this.perCaller.set(ticket.key, n)
+    else this.perCaller.delete(ticket.key)
+    if (was === 'waiting') {
+      this.dequeue(ticket)
+      ticket.refuse!(reason)
       return
     }
-    if (waiting >= options.queueLength) {
-      void reply.header('retry-after', '1')
-      throw busy()
-    }
-    perCaller.set(key, (perCaller.get(key) ?? 0) + 1)
-    request.admission = 'waiting'
-    waiting++
-    await new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = {
-        request,
-        admit: resolve,
-        refuse: reject,
-        timer: setTimeout(() => {
-          const queue = queues.get(key)!
-          queue.splice(queue.indexOf(waiter), 1)
-          if (queue.length === 0) queues.delete(key)
-          waiting--
-          release(request)
-          void reply.header('retry-after', '1')
-          reject(busy())
-        }, options.maxWaitMs)
+    this.running--
+    this.admitNext()
+  }
+
+  private join (key: string): void {
+    this.perCaller.set(key, (this.perCaller.get(key) ?? 0) + 1)
+  }
+
+  private dequeue (ticket: Ticket): void {
+    clearTimeout(ticket.timer)
+    this.waiting--
+    const queue = this.queues.get(ticket.key)!
+    queue.splice(queue.indexOf(ticket), 1)
+    if (queue.length === 0) this.queues.delete(ticket.key)
+  }
+
+  /** While a turn is free: the next caller's first waiting ticket runs, and that caller goes to the back of the line. */
+  private admitNext (): void {
+    while (this.running < this.options.concurrency) {
+      const first = this.queues.values().next()
+      if (first.done === true) return
+      const ticket = first.value[0]!
+      this.dequeue(ticket)
+      const rest = this.queues.get(ticket.key)
+      if (rest !== undefined) { // to the back of the line
+        this.queues.delete(ticket.key)
+        this.queues.set(ticket.key, rest)
       }
-      const queue = queues.get(key)
-      if (queue === undefined) queues.set(key, [waiter])
-      else queue.push(waiter)
-    })
+      this.running++
+      ticket.stage = 'running'
+      ticket.admit!()
+    }
+  }
+}
+
+/**
+ * Admission as Fastify hooks. A request asks for its turn after validation (a request refused
+ * anyway never waits); its turn goes back when its answer is ready (`onSend`: the handler's work
+ * is over, whatever the answer), and a waiting request's place when its client leaves or its
+ * wait runs out. The client leaving while its request runs gives nothing back early: the work
+ * still holds its database connection (a statement waiting on a lock included) until it ends,
+ * and the answer that ends it — sent to nobody — gives the turn back.
+ */
+export default fp<AdmissionOptions>(async (app, options) => {
+  const admission = new Admission(options)
+  app.decorate('admissionState', () => admission.state())
+  app.decorateRequest('admission', null)
+
+  app.addHook('preHandler', async (request, reply) => {
+    // its client is gone already: running it would do work no one will read
+    if (request.admission !== null || clientLeft(request)) throw new ClientGone()
+    let asked
+    try {
+      asked = admission.ask(callerKey(request.caller))
+    } catch (error) {
+      void reply.header('retry-after', '1')
+      throw error
+    }
+    const { ticket, wait } = asked
+    request.admission = ticket
+    // a client that leaves while its request waits takes its place in the queue with it
+    reply.raw.once('close', () => { if (ticket.stage === 'waiting') admission.end(ticket) })
+    if (wait === undefined) return
+    try {
+      await wait
+    } catch (error) {
+      if (!(error instanceof ClientGone)) void reply.header('retry-after', '1')
+      throw error
+    }
+    // admitted: its client may have left at the very moment its turn came
+    if (clientLeft(request)) throw new ClientGone()
   })
-  app.addHook('onResponse', async (request) => release(request))
-  app.addHook('onRequestAbort', async (request) => release(request))
+  const end = async (request: FastifyRequest) => { if (request.admission !== null) admission.end(request.admission) }
+  app.addHook('onSend', async (request, _reply, payload) => {
+    await end(request)
+    return payload
+  })
+  // where no answer was sent (a failure in Fastify itself), the response's end gives the turn back
+  app.addHook('onResponse', end)
+  app.addHook('onRequestAbort', async (request) => {
+    if (request.admission === null) request.admission = GONE // it must never take a turn
+    else if (request.admission.stage === 'waiting') admission.end(request.admission)
+  })
 }, { name: 'team-access-admission', fastify: '5.x' })
+
+const clientLeft = (request: FastifyRequest): boolean =>
+  request.raw.socket?.destroyed === true || request.raw.destroyed

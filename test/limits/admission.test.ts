@@ -1,8 +1,9 @@
 import t from 'tap'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import fc from 'fast-check'
 import { connect as netConnect } from 'node:net'
 import admission, { type AdmissionOptions } from '../../src/limits/admission.js'
-import { errorHandler } from '../../src/jsonapi/errors.js'
+import { errorHandler, notFound } from '../../src/jsonapi/errors.js'
 import type { Caller } from '../../src/auth/caller.js'
 
 /**
@@ -124,4 +125,80 @@ t.test('a request whose client leaves before its turn is asked for never takes a
   await letOneGo()
   t.equal((await after).status, 200, 'the one slot is still there')
   t.same(ran, ['after'], 'none of the abandoned requests ran')
+})
+
+/**
+ * Every way a request can end gives its turn or its place back, exactly once: random bursts of
+ * GETs and PATCHes (whose bodies are read, so Node never calls them aborted) over real sockets,
+ * each answered, refused by its handler, capped (429), refused by a full queue (503), timed out
+ * waiting (503), or abandoned by its client while waiting or while its handler runs. When the
+ * last handler has ended, admission holds nothing.
+ */
+t.test('whatever way requests end, admission returns to empty', async (t) => {
+  const endings = new Map<string, number>()
+  const seen = (ending: string) => endings.set(ending, (endings.get(ending) ?? 0) + 1)
+  const app: FastifyInstance = Fastify()
+  app.setErrorHandler(errorHandler)
+  app.decorateRequest('caller', null as never)
+  app.addHook('onRequest', async (request) => {
+    request.caller = { kind: 'user', userId: String(request.headers['x-user']) } satisfies Caller
+  })
+  await app.register(admission, { concurrency: 2, queueLength: 4, maxWaitMs: 60, perCaller: 3 })
+  let handlers = 0
+  const work = async (request: FastifyRequest) => {
+    handlers++
+    try {
+      await new Promise((resolve) => setTimeout(resolve, Number(request.headers['x-ms'])))
+      if (request.headers['x-refuse'] !== undefined) throw notFound()
+      return { ok: true }
+    } finally {
+      handlers--
+    }
+  }
+  const busyHandlers = () => handlers
+  app.get('/work', work)
+  app.patch('/work', work)
+  app.addHook('onSend', async (request, reply, payload) => {
+    const left = request.raw.socket.destroyed
+    const stage = request.admission?.stage
+    seen(`${reply.statusCode}${left ? ' client left' : ''}${stage === undefined ? ' never admitted' : ''}`)
+    return payload
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  const port = (app.server.address() as { port: number }).port
+
+  const one = fc.record({
+    user: fc.constantFrom('a', 'b', 'c'),
+    method: fc.constantFrom('GET', 'PATCH'),
+    ms: fc.integer({ min: 0, max: 80 }),
+    refuse: fc.boolean(),
+    // the client hangs up this long after sending, or waits for its answer
+    leaveAfter: fc.option(fc.integer({ min: 0, max: 100 }), { nil: undefined })
+  })
+  await fc.assert(fc.asyncProperty(fc.array(one, { minLength: 1, maxLength: 14 }), async (requests) => {
+    await Promise.all(requests.map(async (r) => {
+      const socket = netConnect(port, '127.0.0.1')
+      await new Promise((resolve) => socket.once('connect', resolve))
+      const body = r.method === 'PATCH' ? '{"data":{}}' : ''
+      socket.write(`${r.method} /work HTTP/1.1\r\nHost: x\r\nx-user: ${r.user}\r\nx-ms: ${r.ms}\r\n${r.refuse ? 'x-refuse: 1\r\n' : ''}` +
+        (body === '' ? '' : `content-type: application/json\r\ncontent-length: ${body.length}\r\n`) + `connection: close\r\n\r\n${body}`)
+      socket.resume()
+      if (r.leaveAfter === undefined) await new Promise((resolve) => socket.once('close', resolve))
+      else {
+        await new Promise((resolve) => setTimeout(resolve, r.leaveAfter))
+        socket.destroy()
+      }
+    }))
+    // every handler has ended, and the wait limit has passed for anything still queued
+    for (let i = 0; i < 100 && busyHandlers() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    t.equal(handlers, 0)
+    t.same(app.admissionState(), { running: 0, waiting: 0, callers: 0 })
+  }), { numRuns: 40 })
+  // the property saw the endings it is about
+  const kinds = [...endings.keys()]
+  for (const ending of ['200', '404', '429 never admitted', '503', '200 client left', '503 client left']) {
+    t.ok(kinds.includes(ending), `some request ended ${ending} (${kinds.join(', ')})`)
+  }
 })
