@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { readFileSync } from 'node:fs'
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
-import type { Config } from './config.js'
+import { defaultMaxConnections, type Config } from './config.js'
 import { connect, ping } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate } from './db/migrate.js'
@@ -11,6 +12,7 @@ import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from 
 import { registerLoadShedding } from './load-shedding.js'
 import { registerMetrics } from './metrics.js'
 import { connectRateLimitRedis } from './limits/rate-limit-redis.js'
+import { createListener } from './listener.js'
 import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
 import { registerDocsUi, registerOpenApi } from './docs.js'
@@ -21,6 +23,8 @@ export const DEMO_SEED = projectFile('seeds/demo.json')
 const VERSION = (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version
 const DEMO_TOKEN = 'acme-owners-demo-token'
 const DEMO_WORKSPACE = 'ws-DemoProduction01'
+/** Connection limits when the config names none (tests and hosts building the app themselves). */
+const DEFAULT_CONNECTIONS = { max: defaultMaxConnections(), headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 }
 
 export interface BuildOptions {
   /** Fastify's logger option; by default pino at the configured level with the Authorization header redacted. */
@@ -61,6 +65,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   const pretty = options.logger === undefined &&
     (options.prettyLogs ?? (options.logStream === undefined && process.stdout.isTTY === true))
   const destination = options.logStream ?? (pretty ? process.stdout : undefined)
+  const connections = config.connections ?? DEFAULT_CONNECTIONS
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
@@ -74,9 +79,10 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     return503OnClosing: false,
     // bodies are JSON documents of a few hundred bytes; the plugin sets its own tighter limit
     bodyLimit: 1024 * 1024,
-    // a slow or silent client must not hold a connection forever
-    connectionTimeout: 30_000,
-    requestTimeout: 30_000,
+    // no client can hold every file descriptor, nor a connection forever (./listener.ts)
+    serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => createListener(connections, handler),
+    // behind a load balancer, the client's own address (X-Forwarded-For) counts, when trusted
+    ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
     // ids longer than this are answered by the router itself: in our error format, too
     routerOptions: { maxParamLength: 512 },
     // a caller's X-Request-Id (when it is a sane token) ties our log lines to theirs
@@ -89,6 +95,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
   app.addHook('onRequest', async (request, reply) => { void reply.header('x-request-id', request.id) })
+  // an error of the listening socket (accept failing when descriptors run out) is logged, not
+  // thrown: with no listener it would end the process
+  app.server.on('error', (err) => { app.log.warn({ err: loggable(err) }, 'listening socket error') })
 
   const connection = await connect(config.database, { ...config.databaseTimeouts, onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())

@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { getHeapStatistics } from 'node:v8'
 import { envSchema } from 'env-schema'
+import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { StringEnum } from '../schemas/common.js'
 import type { DatabaseLocation, DatabaseTimeouts } from './db/connect.js'
 
@@ -21,6 +23,10 @@ export const Settings = Type.Object({
   LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000, description: 'Past this event-loop delay, API requests answer 503 with Retry-After; 0 switches it off.' }),
   LOAD_SHED_HEAP_USED_MB: Type.Optional(Type.Integer({ minimum: 0, description: 'Past this much V8 heap in use, API requests answer 503; unset → 90% of the heap limit, 0 switches it off.' })),
   LOAD_SHED_RSS_MB: Type.Integer({ minimum: 0, default: 0, description: 'Past this resident set size, API requests answer 503; 0 (the default) switches it off.' }),
+  MAX_CONNECTIONS: Type.Optional(Type.Integer({ minimum: 1, description: 'Client connections held at once; past it a new connection is closed at once. Unset → three quarters of the process\'s file-descriptor limit (at most 32,768).' })),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000, description: 'How long a client may take to send a request\'s headers before its connection is closed.' }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30_000, description: 'How long a client may take to send a whole request, and how long an idle connection is kept.' }),
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1, description: 'Who may say, in X-Forwarded-For, which client a request comes from: `true` (any proxy: only when nothing else can reach the service), a number of proxy hops, or addresses and CIDR ranges of the proxies, comma-separated. Unset → the connection\'s own address counts.' })),
   DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections in the pool.' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a request waits for a pool connection before 503.' }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a statement (or a lock wait) may take before 503.' })
@@ -42,7 +48,7 @@ export interface Config {
   publicUrl?: string
   /** REDIS_URL: where replicas share the rate-limit budget; absent → each process counts alone. */
   redisUrl?: string
-  /** Load shedding (@fastify/under-pressure); absent → off. */
+  /** Load shedding (src/load-shedding.ts); absent → off. */
   loadShedding?: LoadShedding
   /** Days audit events are kept (AUDIT_RETENTION_DAYS); 0 or absent keeps them. */
   auditRetentionDays?: number
@@ -50,8 +56,54 @@ export interface Config {
   auditPurgeEveryMs?: number
   /** Put the demo data into an empty embedded database (the standalone default). */
   demo: boolean
+  /** Client connections: how many at once, and how long a silent or slow one is kept (the listening server only). */
+  connections?: Connections
+  /** Fastify's `trustProxy` (TRUST_PROXY): whose X-Forwarded-For names the client; absent → the peer address. */
+  trustProxy?: TrustProxy
   /** Pool size and timeouts on PostgreSQL (DB_POOL_SIZE, DB_CONNECTION_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
   databaseTimeouts?: DatabaseTimeouts
+}
+
+/** Limits on client connections (DESIGN §5): no client can hold the process's file descriptors. */
+export interface Connections {
+  /** Connections held at once; a new one past it is closed at once. */
+  max: number
+  /** A request's headers must arrive within this, ms. */
+  headersTimeoutMs: number
+  /** A whole request must arrive within this, and an idle connection is closed after it, ms. */
+  requestTimeoutMs: number
+}
+
+/**
+ * The default connection cap: three quarters of the soft file-descriptor limit (the rest is the
+ * database's, the log's and the files the process opens), at most 32,768; 768 where the limit
+ * cannot be read (it is 1,024 on most systems).
+ */
+export function defaultMaxConnections (limitsFile = '/proc/self/limits'): number {
+  let soft = 1024
+  try {
+    const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync(limitsFile, 'utf8'))
+    if (line !== null) soft = line[1] === 'unlimited' ? Infinity : Number(line[1])
+  } catch {}
+  return Math.max(16, Math.min(32_768, Math.floor(soft * 0.75)))
+}
+
+/** Fastify's `trustProxy`: any proxy, the proxies' addresses, or which hops to trust. */
+export type TrustProxy = boolean | string[] | ((address: string, hop: number) => boolean)
+
+/** TRUST_PROXY as Fastify's `trustProxy`: true, a hop count, or the proxies' addresses. */
+export function parseTrustProxy (value: string): TrustProxy {
+  if (value === 'true') return true
+  if (value === 'false') return false
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value)
+    return (_address, hop) => hop < hops
+  }
+  const addresses = value.split(',').map((a) => a.trim()).filter((a) => a !== '')
+  if (addresses.length === 0 || !addresses.every((a) => isIP(a.split('/')[0]!) !== 0 || ['loopback', 'linklocal', 'uniquelocal'].includes(a))) {
+    throw new ConfigError('invalid setting: TRUST_PROXY must be true, false, a number of hops, or comma-separated addresses or CIDR ranges')
+  }
+  return addresses
 }
 
 /** Thresholds past which API requests answer 503 with Retry-After; 0 switches one off. */
@@ -119,6 +171,12 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       maxRssBytes: settings.LOAD_SHED_RSS_MB * MB
     },
     demo: true,
+    connections: {
+      max: settings.MAX_CONNECTIONS ?? defaultMaxConnections(),
+      headersTimeoutMs: settings.HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: settings.REQUEST_TIMEOUT_MS
+    },
+    ...(settings.TRUST_PROXY === undefined ? {} : { trustProxy: parseTrustProxy(settings.TRUST_PROXY) }),
     databaseTimeouts: {
       poolSize: settings.DB_POOL_SIZE,
       connectionTimeoutMs: settings.DB_CONNECTION_TIMEOUT_MS,

@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config.js'
 import { recordFigure } from './hardening/figures.js'
 
 /**
- * Load shedding (@fastify/under-pressure): an event loop that drowns — here, held busy 250 ms at
+ * Load shedding: an event loop that drowns — here, held busy 250 ms at
  * a time, over and over — gets API requests answered 503 with Retry-After, as JSON:API
  * documents, and /readyz failing, while /healthz and /metrics still answer; once the loop is
  * free again, 200s. No timing is asserted: the test waits (within bounds) for each state.
