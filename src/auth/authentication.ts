@@ -5,6 +5,7 @@ import type { Database } from '../db/database.js'
 import { ApiError, toErrorObjects, unauthorized } from '../jsonapi/errors.js'
 import { bearerSecret, callerKey, lookupToken, type Caller } from './caller.js'
 import { tokenDigest } from './token-digest.js'
+import { LookupGate } from './lookup-gate.js'
 import { TokenIdentities } from './token-identities.js'
 
 /** Replaces the bearer-token lookup when a host authenticates its own way; null answers 401. */
@@ -23,8 +24,9 @@ export interface AuthenticationOptions {
   db: Kysely<Database>
   authenticate?: Authenticate
   /**
-   * Requests without a valid credential allowed per second per client address (the rate limit);
-   * past it, 429 without a lookup, so a flood of made-up tokens costs no database work.
+   * Lookups of unknown tokens allowed per second per client address (the rate limit); past it,
+   * 429 without a lookup, so a flood of made-up tokens costs bounded database work — and valid
+   * tokens from the same address are still served (./lookup-gate.ts). 0: no bound.
    */
   failuresPerSecond?: number
 }
@@ -45,6 +47,9 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
   app.decorateRequest('caller', null as never)
   app.decorateRequest('callerRemembered', false)
   const identities = new TokenIdentities()
+  const gate = new LookupGate(failuresPerSecond)
+  const tooMany = () => new ApiError(429, 'too many requests', `More than ${failuresPerSecond} requests per second without a valid token; retry in 1 s.`)
+
   const fromToken = async (request: FastifyRequest): Promise<Caller | null> => {
     const secret = bearerSecret(request.headers.authorization)
     if (secret === null) return null
@@ -54,40 +59,51 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
       request.callerRemembered = true
       return remembered
     }
+    const asked = gate.ask(request.ip, digest)
+    if (!asked.lookup) {
+      if (asked.answer === 429) throw tooMany()
+      return null
+    }
     const found = await lookupToken(db, digest)
+    gate.found(request.ip, digest, found !== null, asked.counted)
     if (found === null) return null
     const caller = { ...found.caller, token: digest }
     identities.remember(digest, caller, found.expiresAt)
     return caller
   }
-  // a host's caller is the host's word: it carries no token of ours to check
-  const callerOf = authenticate === undefined ? fromToken : async (request: FastifyRequest) => withoutToken(await authenticate(request))
+  // a host's caller is the host's word: it carries no token of ours to check; each try costs a
+  // unit of the address's budget, given back when the host vouches for the caller
+  const fromHost = async (request: FastifyRequest): Promise<Caller | null> => {
+    const counted = gate.take(request.ip)
+    if (counted === null) throw tooMany()
+    const caller = withoutToken(await authenticate!(request))
+    if (caller !== null) gate.giveBack(request.ip, counted)
+    return caller
+  }
+  const callerOf = authenticate === undefined ? fromToken : fromHost
   /** Whether a remembered caller's token still names it; forgets it when not. */
-  const stillNamed = async (caller: Caller): Promise<boolean> => {
-    const found = await lookupToken(db, caller.token!)
-    const same = found !== null && callerKey(found.caller) === callerKey(caller)
-    if (!same) identities.forget(caller.token!)
+  const stillNamed = async (request: FastifyRequest): Promise<boolean> => {
+    const digest = request.caller.token!
+    const found = await lookupToken(db, digest)
+    const same = found !== null && callerKey(found.caller) === callerKey(request.caller)
+    if (!same) {
+      identities.forget(digest)
+      gate.found(request.ip, digest, found !== null, null)
+    }
     return same
   }
 
-  const failures = new FailureBudget(failuresPerSecond)
   app.addHook('onRequest', async (request, reply) => {
-    if (failures.exhausted(request.ip)) {
-      void reply.header('retry-after', '1')
-      throw new ApiError(429, 'too many requests', `More than ${failuresPerSecond} requests per second without a valid token; retry in 1 s.`)
-    }
     const caller = await callerOf(request)
-    if (caller === null) {
-      failures.count(request.ip)
-      throw unauthorized()
-    }
+    if (caller === null) throw unauthorized()
     request.caller = caller
     // an answer for one caller is never for a cache to hand to another
     void reply.header('cache-control', 'no-store')
   })
 
   // A refusal to a remembered caller is 401 when its token no longer names it (one lookup, on
-  // this path only). A 429 or 5xx is not a judgement of the request: it is sent as it is, and the
+  // this path only) — the very 401 a token never seen gets: the headers a caller's answers carry
+  // are taken off. A 429 or 5xx is not a judgement of the request: it is sent as it is, and the
   // token is looked up afresh by the caller's next request.
   const answer = app.errorHandler
   app.setErrorHandler(async function (error, request, reply) {
@@ -96,8 +112,8 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
       const status = toErrorObjects(sent).status
       if (status === 429 || status >= 500) {
         identities.forget(request.caller.token!)
-      } else if (status >= 400 && status !== 401 && !(await stillNamed(request.caller))) {
-        failures.count(request.ip)
+      } else if (status >= 400 && status !== 401 && !(await stillNamed(request))) {
+        for (const header of CALLER_HEADERS) reply.removeHeader(header)
         sent = unauthorized()
       }
     }
@@ -107,35 +123,12 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
   })
 }, { name: 'team-access-authentication', fastify: '5.x' })
 
+/** Headers only an authenticated caller's answers carry (no-store, the rate limit's). */
+const CALLER_HEADERS = ['cache-control', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after']
+
 /** A caller without a token digest (see Caller.token). */
 function withoutToken (caller: Caller | null): Caller | null {
   if (caller === null || caller.token === undefined) return caller
   const { token: _, ...rest } = caller
   return rest as Caller
-}
-
-/** Failed authentications per client address in the current second; 0 allows any number. */
-class FailureBudget {
-  private window = 0
-  private readonly counts = new Map<string, number>()
-
-  constructor (private readonly perSecond: number) {}
-
-  exhausted (address: string): boolean {
-    this.roll()
-    return this.perSecond > 0 && (this.counts.get(address) ?? 0) >= this.perSecond
-  }
-
-  count (address: string): void {
-    if (this.perSecond > 0) this.counts.set(address, (this.counts.get(address) ?? 0) + 1)
-  }
-
-  /** A new second starts every count afresh (and keeps the map as small as one second's addresses). */
-  private roll (): void {
-    const now = Math.floor(Date.now() / 1000)
-    if (now !== this.window) {
-      this.window = now
-      this.counts.clear()
-    }
-  }
 }

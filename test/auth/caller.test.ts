@@ -222,6 +222,23 @@ t.test(`a token seen lately is checked again by every request (${ENGINE})`, asyn
   })
 })
 
+t.test(`a revoked token seen lately gets the very 401 a token never valid gets (${ENGINE})`, async (t) => {
+  const app = await build(t, { seed, config: { rateLimit: 30 } })
+  const answer = async (token: string) => {
+    const res = await app.inject({ url: '/api/v2/team-workspaces/tws-none', headers: bearer(token) })
+    const { date: _, 'x-request-id': __, ...headers } = res.headers
+    return { status: res.statusCode, body: res.body, headers }
+  }
+  t.equal((await app.inject({ url: '/api/v2/team-workspaces/tws-none', headers: bearer('alice-token-123') })).statusCode, 404, 'seen: its caller is remembered')
+  await app.db.deleteFrom('tokens').where('digest', '=', tokenDigest('alice-token-123')).execute()
+  const revoked = await answer('alice-token-123')
+  const never = await answer('never-valid-token')
+  t.equal(revoked.status, 401)
+  t.same(revoked, never, 'status, body and every header alike (but the date and the request id)')
+  t.notOk('x-ratelimit-limit' in revoked.headers, 'no rate-limit headers, which only a caller’s answers carry')
+  t.notOk('cache-control' in revoked.headers, 'no Cache-Control, which only a caller’s answers carry')
+})
+
 t.test('bearerSecret reads only the Bearer scheme', async (t) => {
   t.equal(bearerSecret('Bearer abc'), 'abc')
   t.equal(bearerSecret('BEARER  abc '), 'abc')
