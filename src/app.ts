@@ -12,7 +12,7 @@ import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from 
 import { registerLoadShedding } from './load-shedding.js'
 import { registerMetrics } from './metrics.js'
 import { connectRateLimitRedis } from './limits/rate-limit-redis.js'
-import { createListener } from './listener.js'
+import { clientErrorHandler, createListener } from './listener.js'
 import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
 import { registerDocsUi, registerOpenApi } from './docs.js'
@@ -81,6 +81,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     bodyLimit: 1024 * 1024,
     // no client can hold every file descriptor, nor a connection forever (./listener.ts)
     serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => createListener(connections, handler),
+    // what Node's parser refuses is answered with an error document too
+    clientErrorHandler,
     // behind a load balancer, the client's own address (X-Forwarded-For) counts, when trusted
     ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
     // ids longer than this are answered by the router itself: in our error format, too

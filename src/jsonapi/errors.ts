@@ -32,8 +32,8 @@ export class ApiError extends Error {
 
 /**
  * The client closed its connection before its answer: nobody reads what is sent, and nothing went
- * wrong here. Logged once, at info, without a stack (a client that hangs up must not be able to
- * flood the error log).
+ * wrong here. Never logged as a failure (a client that hangs up must not be able to flood the
+ * error log): admission says it once, at info.
  */
 export class ClientGone extends ApiError {
   constructor () {
@@ -125,8 +125,8 @@ export function loggable (error: Error): { type: string, message: string, code?:
 /** The error handler of the app and of the plugin: every error leaves as a JSON:API document. */
 export function errorHandler (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
   const { status, errors } = toErrorObjects(error)
-  if (error instanceof ClientGone) request.log.info('client closed the connection before the answer')
-  else if (status >= 500) request.log.error({ err: loggable(error) }, 'request failed')
+  // a client gone is said where it is seen leaving (src/limits/admission.ts), not here
+  if (status >= 500 && !(error instanceof ClientGone)) request.log.error({ err: loggable(error) }, 'request failed')
   void reply.status(status).type(JSONAPI_TYPE).send({ errors })
 }
 

@@ -168,6 +168,13 @@ export class Admission {
  */
 export default fp<AdmissionOptions>(async (app, options) => {
   const admission = new Admission(options)
+  /** Requests whose client was seen leaving before the answer: each is said once. */
+  const gone = new WeakSet<FastifyRequest>()
+  const clientGone = (request: FastifyRequest) => {
+    if (gone.has(request)) return
+    gone.add(request)
+    request.log.info('client closed the connection before the answer')
+  }
   app.decorate('admissionState', () => admission.state())
   app.decorateRequest('admission', null)
 
@@ -183,8 +190,13 @@ export default fp<AdmissionOptions>(async (app, options) => {
     }
     const { ticket, wait } = asked
     request.admission = ticket
-    // a client that leaves while its request waits takes its place in the queue with it
-    reply.raw.once('close', () => { if (ticket.stage === 'waiting') admission.end(ticket) })
+    // a client that leaves while its request waits takes its place in the queue with it; one
+    // that leaves before its answer is said once, at info: nothing went wrong here
+    reply.raw.once('close', () => {
+      if (reply.raw.writableFinished) return
+      clientGone(request)
+      if (ticket.stage === 'waiting') admission.end(ticket)
+    })
     if (wait === undefined) return
     try {
       await wait
@@ -203,6 +215,7 @@ export default fp<AdmissionOptions>(async (app, options) => {
   // where no answer was sent (a failure in Fastify itself), the response's end gives the turn back
   app.addHook('onResponse', end)
   app.addHook('onRequestAbort', async (request) => {
+    clientGone(request)
     if (request.admission === null) request.admission = GONE // it must never take a turn
     else if (request.admission.stage === 'waiting') admission.end(request.admission)
   })
