@@ -5,7 +5,7 @@ import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
 import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
-import { actsThrough, administersWorkspacesOf, isAdminOf, isMemberOf, readsWorkspacesOf, seesTeam } from '../access/predicates.js'
+import { actsThrough, administersWorkspacesOf, isAdminOf, readsRow, readsWorkspacesOf } from '../access/predicates.js'
 import { linkNames, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
@@ -75,16 +75,16 @@ export class TeamWorkspacesRepository {
         .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
         .select(linkNames('tw.workspace_id', 'tw.organization_id'))
         .where('tw.id', '=', rowId!)
-        .where(isMemberOf('tw.organization_id'))
-        .where((eb) => eb.or([seesTeam('tw.team_id', 'tw.team_visibility'), isAdminOf('tw.workspace_id', 'tw.organization_id')])))
+        .where(readsRow('tw.workspace_id', 'tw.organization_id', 'tw.team_id', 'tw.team_visibility')))
     return (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
   }
 
   /**
    * The rows the caller may see (DESIGN §4 list), in creation order, in one statement: of a
    * workspace (optionally of one team there), or of a team across its organization's workspaces.
-   * Undefined when the workspace does not exist or the caller is no member of its organization,
-   * or when the team does not exist or the caller may not see it.
+   * Undefined when the workspace does not exist or the caller cannot read it (DESIGN §3: the same
+   * rule as GET /workspaces/:id), or when the team does not exist or the caller may not see it; a
+   * team's rows on workspaces the caller cannot read are not listed (nor counted).
    */
   async list (caller: Caller, filter: ListFilter, page?: Page): Promise<ListResult | undefined> {
     const by = filter.workspaceId === undefined ? 'team' : filter.teamId === undefined ? 'workspace' : 'pair'
