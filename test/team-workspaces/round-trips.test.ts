@@ -76,6 +76,7 @@ t.test(`round trips per operation on ${ENGINE}`, async (t) => {
     t.equal(await count(() => api.add(addBody('team-blue', 'ws-prod', { access: 'read' }), owner), 200), 1, 'add')
     const id = (await connection.db.selectFrom('team_workspaces').select('id').where('team_id', '=', 'team-blue').where('workspace_id', '=', 'ws-prod').executeTakeFirstOrThrow()).id
     t.equal(await count(() => api.update(id, { data: { attributes: { access: 'write' } } }, owner), 200), 1, 'update')
+    t.equal(await count(() => api.update(id, { data: { attributes: { access: 'write' } } }, owner), 200), 1, 'an update that changes nothing: the one statement, which records nothing')
     t.equal(await count(() => api.remove(id, owner), 204), 1, 'remove')
     t.equal(await events(), before + 3, 'and each recorded its event')
   })
