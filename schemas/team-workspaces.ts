@@ -108,10 +108,10 @@ export const responses: Record<'list' | 'show' | 'add' | 'update' | 'remove', Re
 
 /** What each operation answers, for the OpenAPI document. */
 export const descriptions = {
-  list: 'Every team access row of the workspace the caller may see (owners and workspace admins: all; other members: teams visible to the organization and their own secret teams); with filter[team][id] too, only that team\'s row; with filter[team][id] alone, every row of that team, for a caller who may see the team. Without page parameters, all rows; with either, a page. 404: the workspace or team does not exist or is not the caller\'s to list. 422: no filter, an empty one, or bad page parameters.',
-  show: 'One team access row. 404: it does not exist or the caller may not see it.',
+  list: 'Every team access row of the workspace the caller may see, for a caller who can read the workspace (effective access at least read): owners and workspace admins all, other readers the rows of teams visible to the organization and of their own secret teams; with filter[team][id] too, only that team\'s row; with filter[team][id] alone, the rows of that team on the workspaces the caller can read, for a caller who may see the team. Without page parameters, all rows; with either, a page. 404: the workspace or team does not exist or is not the caller\'s to list. 422: no filter, an empty one, or bad page parameters.',
+  show: 'One team access row. 404: it does not exist or the caller may not see it (as in the list, which takes read access on its workspace).',
   add: 'Gives a team access to a workspace; 200 on creation, as HCP Terraform. Owners and workspace admins only. 404: workspace or team not found (or of another organization), or the caller may not manage the workspace. 422: malformed body, a custom-only attribute under a fixed level, or "Team has already been taken". 415: not a JSON body.',
-  update: 'Changes the access level (a fixed level resets every permission) or, under custom, single permissions (the others are kept). Owners and workspace admins only. 404: not found or not manageable by the caller. 422: malformed body, data.type or data.id wrong, or a custom-only attribute under a fixed level.',
+  update: 'Changes the access level (a fixed level resets every permission) or, under custom, single permissions (the others are kept). A body that changes nothing answers the row as it is, and records no audit event. Owners and workspace admins only. 404: not found or not manageable by the caller. 422: malformed body, data.type or data.id wrong, or a custom-only attribute under a fixed level.',
   remove: 'Removes a team access row. Owners and workspace admins only. 404: not found or not manageable by the caller.'
 }
 

@@ -59,9 +59,20 @@ export const readsTeam = (teamId: string, visibility: string, organization: stri
   sql<boolean>`(${isMemberOf(organization)} and (${isOwnerOf(organization)} or ${seesTeam(teamId, visibility)}))`
 
 /**
- * The same rule as a set: the keys (id, created_at) of a workspace's rows the caller sees — every
- * row for an admin; for a member the rows of organization-visible teams and of the secret teams
- * it acts through. Each branch reads an index in (created_at, id) order or looks rows up by the
+ * Whether the caller reads one team-access row (DESIGN §3 list, show): it reads the row's workspace
+ * (`readsWorkspace`, the rule of `GET /workspaces/:id`), and there it sees the row's team — one
+ * visible to the organization or its own — or administers the workspace (every row). A row on a
+ * workspace the caller cannot read is not there for it, whatever the team.
+ */
+export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string): RawBuilder<boolean> => sql<boolean>`(
+  ${readsWorkspace(workspace, organization)}
+  and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization)}))`
+
+/**
+ * The team part of `readsRow` as a set, for a workspace the statement has already found the
+ * caller reads (`readsWorkspace`): the keys (id, created_at) of the workspace's rows the caller
+ * sees — every row for an admin; for any other reader the rows of organization-visible teams and
+ * of the secret teams it acts through. Each branch reads an index in (created_at, id) order or looks rows up by the
  * caller's teams, so a page costs its offset and size, never the rows the caller may not see.
  * `isAdmin` is computed once per statement (a one-time filter switches branches on or off).
  */

@@ -1,13 +1,15 @@
 import { sql, type QueryCreator } from 'kysely'
 import type { Database } from '../db/database.js'
-import { actsThrough, isMemberOf, isAdminOf, readsTeam, visibleRowKeys } from '../access/predicates.js'
+import { actsThrough, isAdminOf, readsRow, readsTeam, readsWorkspace, visibleRowKeys } from '../access/predicates.js'
 import { PERMISSION_COLUMN_NAMES } from '../db/permission-columns.js'
 
 /**
  * The list statements of team-workspaces (DESIGN §4), for the repository to build once per shape.
  * Each takes a query creator whose `grants` CTE is the caller's, and the values (or the shape's
  * placeholders) of its filter and page; each answers one row per listed row with the total, or
- * no row at all when the workspace or team is not there for the caller (404).
+ * no row at all when the workspace or team is not there for the caller (404). A row is listed
+ * and counted only when the caller reads it (DESIGN §3: it reads the row's workspace, and sees its
+ * team there), whichever filter reached it.
  */
 
 interface PageOf { limit: string, offset: string }
@@ -24,13 +26,16 @@ export const linkNames = (workspaceId: string, organizationId: string) => [
   sql<string>`(select o.name from organizations o where o.id = ${sql.ref(organizationId)})`.as('organization_name')
 ] as const
 
-/** The rows of a workspace the caller sees, optionally only those of one team. */
+/**
+ * The rows of a workspace the caller reads, optionally only those of one team: none, and no
+ * answer at all (404), when the caller cannot read the workspace.
+ */
 export function rowsOfWorkspace (grants: QueryCreator<Database>, workspaceId: string, teamId: string | undefined, page: PageOf | undefined) {
   return grants
     .with('ws', (qc) => qc.selectFrom('workspaces as w')
       .innerJoin('organizations as o', 'o.id', 'w.organization_id')
       .where('w.id', '=', workspaceId)
-      .where(isMemberOf('w.organization_id'))
+      .where(readsWorkspace('w.id', 'w.organization_id'))
       .select(['w.id', 'w.name as workspace_name', 'o.name as organization_name', isAdminOf('w.id', 'w.organization_id').as('is_admin')]))
     // O(1) for a whole workspace: the trigger-kept counts (migration 0002), plus for a member
     // the rows of the secret teams it acts through; materialized so it runs once
@@ -62,7 +67,9 @@ export function rowsOfWorkspace (grants: QueryCreator<Database>, workspaceId: st
 
 /**
  * The rows of a team across its organization's workspaces, for a caller who may read the team
- * (DESIGN §7): every row of a team the caller sees is one it may see.
+ * (DESIGN §7), and of those only the rows it reads (`readsRow`): a row on a workspace the caller
+ * cannot read is neither listed nor counted, as if it did not exist. The rows it reads are
+ * judged once (`visible`), for the page and for its count.
  */
 export function rowsOfTeam (grants: QueryCreator<Database>, teamId: string, page: PageOf | undefined) {
   return grants
@@ -70,12 +77,15 @@ export function rowsOfTeam (grants: QueryCreator<Database>, teamId: string, page
       .where('t.id', '=', teamId)
       .where(readsTeam('t.id', 't.visibility', 't.organization_id'))
       .select('t.id'))
+    .with('visible', (qc) => qc.selectFrom('team')
+      .innerJoin('team_workspaces as x', 'x.team_id', 'team.id')
+      .where(readsRow('x.workspace_id', 'x.organization_id', 'x.team_id', 'x.team_visibility'))
+      .select(['x.id', 'x.created_at']))
     .selectFrom('team')
     .leftJoinLateral((eb) => {
-      const rows = eb.selectFrom('team_workspaces as x')
-        .select(['x.id', 'x.created_at'])
-        .whereRef('x.team_id', '=', 'team.id')
-        .orderBy('x.created_at').orderBy('x.id')
+      const rows = eb.selectFrom('visible as v')
+        .select(['v.id', 'v.created_at'])
+        .orderBy('v.created_at').orderBy('v.id')
       return (page === undefined ? rows : rows.limit(page.limit as unknown as number).offset(page.offset as unknown as number)).as('p')
     }, (join) => join.onTrue())
     .leftJoin('team_workspaces as tw', 'tw.id', 'p.id')
@@ -83,6 +93,6 @@ export function rowsOfTeam (grants: QueryCreator<Database>, teamId: string, page
     .leftJoin('organizations as o', 'o.id', 'tw.organization_id')
     .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
     .select(['w.name as workspace_name', 'o.name as organization_name'])
-    .select(page === undefined ? sql<number>`0`.as('total') : sql<number>`(select count(*) from team_workspaces c where c.team_id = team.id)`.as('total'))
+    .select(page === undefined ? sql<number>`0`.as('total') : sql<number>`(select count(*) from visible)`.as('total'))
     .orderBy('p.created_at').orderBy('p.id')
 }

@@ -5,7 +5,7 @@ import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
 import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
-import { actsThrough, administersWorkspacesOf, isAdminOf, isMemberOf, readsWorkspacesOf, seesTeam } from '../access/predicates.js'
+import { actsThrough, administersWorkspacesOf, isAdminOf, readsRow, readsWorkspacesOf } from '../access/predicates.js'
 import { linkNames, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
@@ -75,16 +75,16 @@ export class TeamWorkspacesRepository {
         .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
         .select(linkNames('tw.workspace_id', 'tw.organization_id'))
         .where('tw.id', '=', rowId!)
-        .where(isMemberOf('tw.organization_id'))
-        .where((eb) => eb.or([seesTeam('tw.team_id', 'tw.team_visibility'), isAdminOf('tw.workspace_id', 'tw.organization_id')])))
+        .where(readsRow('tw.workspace_id', 'tw.organization_id', 'tw.team_id', 'tw.team_visibility')))
     return (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
   }
 
   /**
    * The rows the caller may see (DESIGN §4 list), in creation order, in one statement: of a
    * workspace (optionally of one team there), or of a team across its organization's workspaces.
-   * Undefined when the workspace does not exist or the caller is no member of its organization,
-   * or when the team does not exist or the caller may not see it.
+   * Undefined when the workspace does not exist or the caller cannot read it (DESIGN §3: the same
+   * rule as GET /workspaces/:id), or when the team does not exist or the caller may not see it; a
+   * team's rows on workspaces the caller cannot read are not listed (nor counted).
    */
   async list (caller: Caller, filter: ListFilter, page?: Page): Promise<ListResult | undefined> {
     const by = filter.workspaceId === undefined ? 'team' : filter.teamId === undefined ? 'workspace' : 'pair'
@@ -143,9 +143,12 @@ export class TeamWorkspacesRepository {
   }
 
   /**
-   * Applies `changes` in one UPDATE if the caller administers the row's workspace and the row's
-   * current level allows them. `updated` undefined: `current` is the row's level when the caller may
-   * manage it (then that level refused the change), undefined when it may not (404).
+   * Applies `changes` in one statement if the caller administers the row's workspace and the row's
+   * current level allows them: the row is locked (`current`, as it is once any concurrent write has
+   * landed), written only when a value differs, and the audit event recorded from the rows written
+   * — a change that changes nothing writes nothing and records no event, and answers the row as it
+   * is. `updated` undefined: `current` is the row's level when the caller may manage it (then that
+   * level refused the change), undefined when it may not (404).
    */
   async update (caller: Caller, id: string, changes: UpdateChanges, requestId: string): Promise<UpdateResult> {
     // the shape: which permissions are written, and which current levels allow it
@@ -154,22 +157,36 @@ export class TeamWorkspacesRepository {
     const values = [...callerValues(caller), requestId, id, ...(changes.access === undefined ? [] : [changes.access]),
       ...names.map((name) => changes.permissions[name]), ...changes.currentAccessIn]
     const query = this.shapes.compile(key, values, ([who, token, request, rowId, ...rest]) => {
-      const access = changes.access === undefined ? undefined : rest.shift()
-      const written = names.map((name) => [name, rest.shift()] as const)
+      const access = changes.access === undefined ? undefined : sql<Access>`${rest.shift()}::text`
+      const written = names.map((name) => [PERMISSION_COLUMNS[name], sql`${rest.shift()}::${sql.raw(columnType(name))}`] as const)
+      const assigned = [...(access === undefined ? [] : [['access', access] as const]), ...written]
+      // whether the body changes anything of the row as it is now
+      const differs = assigned.length === 0
+        ? sql<boolean>`false`
+        : sql<boolean>`(${sql.join(assigned.map(([column, value]) => sql`tw.${sql.raw(column)} is distinct from ${value}`), sql` or `)})`
+      const row = ['organization_id', ...ROW_COLUMNS] as const
       return withGrants(this.db, callerOfKind(caller.kind, [who, token]))
-        .with('updated', (qc) => qc.updateTable('team_workspaces as tw')
-          .set((eb) => ({
-            access: access === undefined ? eb.ref('tw.access') : sql<Access>`${access}::text`,
-            ...Object.fromEntries(written.map(([name, value]) => [PERMISSION_COLUMNS[name], sql`${value}::${sql.raw(columnType(name))}`]))
-          }))
+        .with('current', (qc) => qc.selectFrom('team_workspaces as tw')
+          .select(row.map((c) => `tw.${c}` as const))
           .where('tw.id', '=', rowId!)
           .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
           .where('tw.access', 'in', rest as Access[])
-          .returning(['tw.organization_id', ...ROW_COLUMNS.map((c) => `tw.${c}` as const)]))
+          .forUpdate('tw'))
+        .with('updated', (qc) => qc.updateTable('team_workspaces as tw')
+          .from('current as c')
+          .set(assigned.length === 0 ? { access: sql<Access>`tw.access` } : Object.fromEntries(assigned))
+          .whereRef('tw.id', '=', 'c.id')
+          .where(differs)
+          .returning(row.map((c) => `tw.${c}` as const)))
         .with('audit', (qc) => recordEvents(qc, 'updated', { action: 'update_team_permissions', accessor: { kind: caller.kind, id: who! }, requestId: request!, permissions: true }))
         .selectFrom('updated')
         .selectAll('updated')
         .select(linkNames('updated.workspace_id', 'updated.organization_id'))
+        // nothing to write: the row as it is
+        .unionAll((eb) => eb.selectFrom('current')
+          .selectAll('current')
+          .select(linkNames('current.workspace_id', 'current.organization_id'))
+          .where(sql<boolean>`not exists (select 1 from updated)`))
     })
     const updated = (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
     if (updated !== undefined) return { updated }

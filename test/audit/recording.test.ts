@@ -90,6 +90,56 @@ t.test(`audit events are recorded with every change, and only then, on ${ENGINE}
     t.same(await recorded(() => api.update('tws-admins-prod', { data: { attributes: { runs: 'plan' } } }, as(TOKENS.organization)), 422), [], 'update')
   })
 
+  t.test('an update that changes nothing answers 200 with the row, records no event, and writes nothing', async (t) => {
+    // the row's version (xmin) moves with any write of it, even one that rewrites the same values
+    const version = async (id: string) => (await sql<{ v: string }>`select xmin::text as v from team_workspaces where id = ${id}`.execute(app.db)).rows[0]!.v
+    const owner = as(TOKENS.organization)
+    /** The update's answer, the events it left, and whether the row was written. */
+    const update = async (id: string, body: unknown) => {
+      const written = await version(id)
+      let res: Awaited<ReturnType<typeof api.update>> | undefined
+      const events = await recorded(async () => (res = await api.update(id, body, owner)), 200)
+      return { data: res!.json().data, events, written: (await version(id)) !== written }
+    }
+
+    const admins = (await api.show('tws-admins-prod', owner)).json().data
+    for (const [what, body] of [
+      ['no attributes', { data: { attributes: {} } }],
+      ['no attributes, with data.type and data.id', { data: { type: 'team-workspaces', id: 'tws-admins-prod', attributes: {} } }],
+      ['its own level', { data: { attributes: { access: 'admin' } } }],
+      ['every attribute as it is, as a client that reads and sends back', { data: { type: 'team-workspaces', id: 'tws-admins-prod', attributes: admins.attributes } }]
+    ] as const) {
+      const { data, events, written } = await update('tws-admins-prod', body)
+      t.same(data, admins, `${what}: the row as it is`)
+      t.same(events, [], `${what}: no event`)
+      t.notOk(written, `${what}: the row is not written`)
+    }
+
+    // a custom row: the permissions it holds, sent again, change nothing; one that differs does
+    const first = await update('tws-blue-dev', { data: { attributes: { access: 'custom', runs: 'plan', 'workspace-locking': true } } })
+    t.equal(first.events.length, 1, 'a change: its event')
+    t.ok(first.written)
+    for (const [what, attributes] of [
+      ['the same body again', { access: 'custom', runs: 'plan', 'workspace-locking': true }],
+      ['custom, no permission', { access: 'custom' }],
+      ['one permission as it is', { variables: first.data.attributes.variables }]
+    ] as const) {
+      const again = await update('tws-blue-dev', { data: { attributes } })
+      t.same(again.data, first.data, `${what}: the row as it is`)
+      t.same(again.events, [], `${what}: no event`)
+      t.notOk(again.written, `${what}: the row is not written`)
+    }
+    const changed = await update('tws-blue-dev', { data: { attributes: { runs: 'apply', 'workspace-locking': true } } })
+    t.equal(changed.data.attributes.runs, 'apply')
+    t.equal(changed.events.length, 1, 'one value of two differs: a change, one event')
+    t.match(changed.events[0], { action: 'update_team_permissions', team_id: 'team-blue', permissions: /^access=custom runs=apply .*workspace-locking=true/ })
+
+    // a caller who may not change the row still gets the 404 of a missing one, for nothing too
+    const denied = await recorded(() => api.update('tws-admins-prod', { data: { attributes: {} } }, as(TOKENS.writer)), 404)
+    t.same(denied, [], 'denied: no event')
+    t.same(await recorded(() => api.update('tws-nope', { data: { attributes: {} } }, owner), 404), [], 'missing: no event')
+  })
+
   t.test('a duplicate add leaves no event (422 already taken)', async (t) => {
     t.same(await recorded(() => api.add(addBody('team-admins', 'ws-prod', { access: 'read' }), as(TOKENS.organization)), 422), [])
   })

@@ -39,7 +39,8 @@ const commandArb = fc.record({
   principal: fc.nat(),
   a: fc.nat(),
   b: fc.nat(),
-  access: fc.constantFrom(...LEVELS)
+  access: fc.constantFrom(...LEVELS),
+  paged: fc.boolean()
 })
 
 t.test(`the service agrees with a reference model of DESIGN §3-§4 on ${ENGINE}`, async (t) => {
@@ -123,9 +124,10 @@ t.test(`the service agrees with a reference model of DESIGN §3-§4 on ${ENGINE}
     }
     const readsTeam = (g: Grant[], team: Team) => member(g, team.org) &&
       (g.some((x) => x.org === team.org && x.owner) || team.visibility === 'organization' || g.some((x) => x.team === team.id))
+    // DESIGN §3: a row is seen only by a reader of its workspace — every row by an admin, else the
+    // rows of teams visible to the organization and of the caller's own teams
     const visible = (g: Grant[], row: Row) => {
-      const org = orgOf(row.ws)!
-      if (!member(g, org)) return false
+      if (!readsWorkspace(g, row.ws)) return false
       const team = teams.find((x) => x.id === row.team)!
       return admin(g, row.ws) || team.visibility === 'organization' || g.some((x) => x.team === row.team)
     }
@@ -139,15 +141,16 @@ t.test(`the service agrees with a reference model of DESIGN §3-§4 on ${ENGINE}
       const rowId = c.a % (ids.length + 1) === ids.length ? `tws-${r}-missing` : ids[c.a % (ids.length + 1)]!
       const wsId = c.a % (workspaces.length + 1) === workspaces.length ? `ws-${r}-missing` : workspaces[c.a % (workspaces.length + 1)]!.id
       const g = p.grants
+      // lists are asked for whole or as one page of up to 100 (which holds every row of a world)
+      const paged = c.paged ? '&page%5Bsize%5D=100' : ''
       let expected: { status: number, ids?: string[], access?: string }
       let res
       switch (c.op) {
         case 'list': {
-          res = await app.inject({ url: `/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${wsId}`, headers })
-          const org = orgOf(wsId)
+          res = await app.inject({ url: `/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${wsId}${paged}`, headers })
           expected = g === null
             ? { status: 401 }
-            : org === undefined || !member(g, org)
+            : orgOf(wsId) === undefined || !readsWorkspace(g, wsId)
               ? { status: 404 }
               : { status: 200, ids: [...rows].filter(([, x]) => x.ws === wsId && visible(g, x)).map(([id]) => id).sort() }
           break
@@ -205,15 +208,21 @@ t.test(`the service agrees with a reference model of DESIGN §3-§4 on ${ENGINE}
         }
         case 'listByTeam': {
           const team = teams[c.b % teams.length]!
-          res = await app.inject({ url: `/api/v2/team-workspaces?filter%5Bteam%5D%5Bid%5D=${team.id}`, headers })
+          res = await app.inject({ url: `/api/v2/team-workspaces?filter%5Bteam%5D%5Bid%5D=${team.id}${paged}`, headers })
+          // the team's rows on the workspaces the caller reads (and, on top, that it sees there)
           expected = g === null
             ? { status: 401 }
-            : !readsTeam(g, team) ? { status: 404 } : { status: 200, ids: [...rows].filter(([, x]) => x.team === team.id).map(([id]) => id).sort() }
+            : !readsTeam(g, team) ? { status: 404 } : { status: 200, ids: [...rows].filter(([, x]) => x.team === team.id && visible(g, x)).map(([id]) => id).sort() }
           break
         }
       }
       const actual: { status: number, ids?: string[], access?: string } = { status: res!.statusCode }
-      if (expected.ids !== undefined && res!.statusCode === 200) actual.ids = res!.json().data.map((x: { id: string }) => x.id).sort()
+      if (expected.ids !== undefined && res!.statusCode === 200) {
+        const ids: string[] = res!.json().data.map((x: { id: string }) => x.id).sort()
+        // a page's count is the count of what the caller may see, never more
+        const count = res!.json().meta?.pagination?.['total-count']
+        actual.ids = count === undefined || count === ids.length ? ids : [...ids, `total-count ${String(count)}`]
+      }
       if (expected.access !== undefined && res!.statusCode === 200) actual.access = res!.json().data.attributes.access
       if (JSON.stringify(actual) !== JSON.stringify(expected)) {
         disagreements.push(`${r}: ${p.name} ${c.op} ${c.op === 'list' || c.op === 'add' ? wsId : rowId}: model ${JSON.stringify(expected)}, service ${JSON.stringify(actual)}`)

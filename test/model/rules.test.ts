@@ -1,5 +1,5 @@
 import t from 'tap'
-import { effectiveAccess, isMember, mayModify, maySee, type AccessRow, type Grant } from './rules.js'
+import { effectiveAccess, isMember, mayModify, mayRead, maySee, type AccessRow, type Grant } from './rules.js'
 import { higher } from '../../src/access/effective-access.js'
 
 const ORG = 'org-a'
@@ -45,8 +45,14 @@ t.test('who sees which row', async (t) => {
   t.same(sees([orgToken]), ['red', 'blue', 'boss'], 'owners see every row, secret teams included')
   t.same(sees([team('boss')]), ['red', 'blue', 'boss'], 'a workspace admin sees every row')
   t.same(sees([team('red')]), ['red', 'blue'], 'a member sees visible teams and their own secret team')
-  t.same(sees([team('green')]), ['blue'], 'a member of another secret team sees only visible teams')
+  t.same(sees([team('green', { readWorkspaces: true })]), ['blue'], 'a reader (read-workspaces) of another secret team sees only visible teams')
+  t.same(sees([team('blue')]), ['blue'], 'a member through a team with a row sees visible teams and its own')
+  t.same(sees([team('green')]), [], 'a member who cannot read the workspace sees no row, not even of visible teams')
   t.same(sees([{ ...team('red'), organizationId: 'org-b' }]), [], 'nothing outside one’s organizations')
   t.ok(isMember([team('green')], ORG))
+  t.notOk(mayRead([team('green')], ORG, rows), 'a member is not a reader')
+  t.ok(mayRead([team('red')], ORG, rows), 'a row of any level (custom included) makes a reader')
+  t.ok(mayRead([team('green', { readWorkspaces: true })], ORG, rows))
+  t.ok(mayRead([orgToken], ORG, rows))
   t.notOk(isMember([], ORG))
 })

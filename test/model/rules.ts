@@ -47,12 +47,21 @@ export const mayModify = (grants: readonly Grant[], organizationId: string, rows
   effectiveAccess(grants, organizationId, rows) === 'admin'
 
 /**
- * Whether the caller sees one row of the workspace: not at all outside its organizations;
- * every row as an owner or workspace admin; otherwise rows of `organization`-visible teams and
- * of the secret teams it belongs to.
+ * Who may read the workspace (DESIGN §7), and so list and show its team access (DESIGN §3):
+ * effective access at least read — owners, manage-workspaces and read-workspaces teams, and any
+ * team of the caller's with a row on it, of any level (custom included).
+ */
+export const mayRead = (grants: readonly Grant[], organizationId: string, rows: readonly AccessRow[]): boolean =>
+  isMember(grants, organizationId) && effectiveAccess(grants, organizationId, rows) !== null
+
+/**
+ * Whether the caller sees one row of the workspace: not at all unless it reads the workspace
+ * (outside its organizations, or a member with no access there); every row as an owner or
+ * workspace admin; otherwise rows of `organization`-visible teams and of the secret teams it
+ * belongs to.
  */
 export function maySee (grants: readonly Grant[], organizationId: string, rows: readonly AccessRow[], row: AccessRow): boolean {
-  if (!isMember(grants, organizationId)) return false
+  if (!mayRead(grants, organizationId, rows)) return false
   if (row.visibility === 'organization') return true
   if (grants.some((g) => g.teamId === row.teamId)) return true
   return mayModify(grants, organizationId, rows)

@@ -12,18 +12,24 @@ const ALL = ['tws-admins-prod', 'tws-writers-prod', 'tws-red-prod']
 const VISIBLE = ['tws-writers-prod'] // the only organization-visible team with a row on ws-prod
 
 // DESIGN §7 on top: the workspace read (effective access ≥ read on ws-prod), the secret team
-// team-red read (owners, and its members), the teams list, and filter[team][id]=team-red
+// team-red read (owners, and its members), the teams list, and filter[team][id]=team-red.
+// DESIGN §3: listing or showing ws-prod's rows takes the same workspace read, through either
+// filter: filter[team][id]=team-writers (a team every member sees, with one row, on ws-prod)
+// lists that row only to callers who read ws-prod.
 type Reads = { readWorkspace: 200 | 404 | 401, readSecretTeam: 200 | 404 | 401, teams: string[] | 404 | 401, teamFilter: string[] | 404 | 401 }
-type Expect = Reads & { list: string[] | 404 | 401, showVisible: 200 | 404 | 401, showSecret: 200 | 404 | 401, write: boolean | 401 }
+type Expect = Reads & { list: string[] | 404 | 401, showVisible: 200 | 404 | 401, showSecret: 200 | 404 | 401, write: boolean | 401, visibleTeamFilter: string[] | 404 | 401 }
 const ALL_TEAMS = ['admins', 'blue', 'green', 'managers', 'owners', 'readers', 'red', 'writers']
 const VISIBLE_TEAMS = ['green', 'writers']
 const ownerReads: Reads = { readWorkspace: 200, readSecretTeam: 200, teams: ALL_TEAMS, teamFilter: ['tws-red-prod'] }
 const memberReads = (ownTeams: string[], readsWorkspace: boolean): Reads =>
   ({ readWorkspace: readsWorkspace ? 200 : 404, readSecretTeam: ownTeams.includes('red') ? 200 : 404, teams: [...VISIBLE_TEAMS, ...ownTeams].sort(), teamFilter: ownTeams.includes('red') ? ['tws-red-prod'] : 404 })
-const owner: Expect = { list: ALL, showVisible: 200, showSecret: 200, write: true, ...ownerReads }
-const admin = (ownTeams: string[]): Expect => ({ list: ALL, showVisible: 200, showSecret: 200, write: true, ...memberReads(ownTeams, true) })
-const member = (secret: boolean, reads: Reads): Expect => ({ list: secret ? ['tws-writers-prod', 'tws-red-prod'] : VISIBLE, showVisible: 200, showSecret: secret ? 200 : 404, write: false, ...reads })
-const stranger: Expect = { list: 404, showVisible: 404, showSecret: 404, write: false, readWorkspace: 404, readSecretTeam: 404, teams: 404, teamFilter: 404 }
+const owner: Expect = { list: ALL, showVisible: 200, showSecret: 200, write: true, visibleTeamFilter: VISIBLE, ...ownerReads }
+const admin = (ownTeams: string[]): Expect => ({ list: ALL, showVisible: 200, showSecret: 200, write: true, visibleTeamFilter: VISIBLE, ...memberReads(ownTeams, true) })
+const member = (secret: boolean, reads: Reads): Expect => reads.readWorkspace === 200
+  ? { list: secret ? ['tws-writers-prod', 'tws-red-prod'] : VISIBLE, showVisible: 200, showSecret: secret ? 200 : 404, write: false, visibleTeamFilter: VISIBLE, ...reads }
+  // a member who cannot read ws-prod: its rows are not there for it, whichever way it asks
+  : { list: 404, showVisible: 404, showSecret: 404, write: false, visibleTeamFilter: [], ...reads }
+const stranger: Expect = { list: 404, showVisible: 404, showSecret: 404, write: false, readWorkspace: 404, readSecretTeam: 404, teams: 404, teamFilter: 404, visibleTeamFilter: 404 }
 
 const MATRIX: Array<[string, string | null, Expect]> = [
   ['organization token', TOKENS.organization, owner],
@@ -38,7 +44,7 @@ const MATRIX: Array<[string, string | null, Expect]> = [
   ['non-owner team token', TOKENS.nonOwnerTeam, member(false, memberReads([], true))],
   ['user of another organization', TOKENS.otherOrganization, stranger],
   ['user in no team', TOKENS.noTeam, stranger],
-  ['no token', null, { list: 401, showVisible: 401, showSecret: 401, write: 401, readWorkspace: 401, readSecretTeam: 401, teams: 401, teamFilter: 401 }]
+  ['no token', null, { list: 401, showVisible: 401, showSecret: 401, write: 401, readWorkspace: 401, readSecretTeam: 401, teams: 401, teamFilter: 401, visibleTeamFilter: 401 }]
 ]
 
 t.test(`authorization matrix on ${ENGINE}`, async (t) => {
@@ -65,10 +71,17 @@ t.test(`authorization matrix on ${ENGINE}`, async (t) => {
       const call = { token }
 
       t.test('list ws-prod', async (t) => {
-        const res = await api.list('ws-prod', call)
-        if (typeof expect.list === 'number') return t.equal(res.statusCode, expect.list)
-        t.equal(res.statusCode, 200)
-        t.same(res.json().data.map((r: { id: string }) => r.id).sort(), [...expect.list].sort())
+        for (const extra of ['', '&page%5Bsize%5D=100']) {
+          const res = await api.list('ws-prod', call, extra)
+          if (typeof expect.list === 'number') {
+            t.equal(res.statusCode, expect.list, `list${extra}`)
+            if (expect.list === 404) t.equal(res.body, missing.body, 'byte-identical to the 404 of a missing id')
+            continue
+          }
+          t.equal(res.statusCode, 200)
+          t.same(res.json().data.map((r: { id: string }) => r.id).sort(), [...expect.list].sort())
+          if (extra !== '') t.equal(res.json().meta.pagination['total-count'], expect.list.length, 'the count is of the rows listed')
+        }
       })
 
       t.test('show a visible row', async (t) => {
@@ -114,6 +127,20 @@ t.test(`authorization matrix on ${ENGINE}`, async (t) => {
           return
         }
         t.same(res.json().data.map((r: { id: string }) => r.id), expect.teamFilter)
+      })
+
+      t.test('list by filter[team][id] of a team visible to the organization, with a row on ws-prod', async (t) => {
+        for (const extra of ['', '&page%5Bsize%5D=100']) {
+          const res = await api.listUrl(`/api/v2/team-workspaces?filter%5Bteam%5D%5Bid%5D=team-writers${extra}`, call)
+          if (typeof expect.visibleTeamFilter === 'number') {
+            t.equal(res.statusCode, expect.visibleTeamFilter)
+            if (expect.visibleTeamFilter === 404) t.equal(res.body, missing.body)
+            continue
+          }
+          t.equal(res.statusCode, 200)
+          t.same(res.json().data.map((r: { id: string }) => r.id), expect.visibleTeamFilter)
+          if (extra !== '') t.equal(res.json().meta.pagination['total-count'], expect.visibleTeamFilter.length, 'the count is of the rows listed')
+        }
       })
 
       t.test('add', async (t) => {

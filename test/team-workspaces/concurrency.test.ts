@@ -29,3 +29,26 @@ t.test(`concurrent updates of different attributes of a custom row on ${ENGINE}:
   const row = await app.db.selectFrom('team_workspaces').selectAll().where('id', '=', 'tws-red-prod').executeTakeFirstOrThrow()
   t.match(row, { access: 'custom', runs: 'apply', variables: 'write', state_versions: 'read-outputs', sentinel_mocks: 'read', workspace_locking: false, run_tasks: true })
 })
+
+t.test(`an update that would change nothing is judged against the row as a concurrent write left it, on ${ENGINE}`, async (t) => {
+  const app = await build(t, { seed: world })
+  const api = client(t, app)
+  const owner = { token: TOKENS.organization }
+  // tws-red-prod is custom with runs=plan: the body changes nothing, unless the level changes first.
+  // A transaction switches the row to write (runs=apply) and holds it while the update is sent (on
+  // PostgreSQL the update waits for the row's lock; on PGlite, for the one connection), then commits:
+  // the update must then be judged against write, which refuses runs=plan, not answered from the
+  // row as it was when the statement began.
+  let update: ReturnType<typeof api.update> | undefined
+  await app.db.transaction().execute(async (trx) => {
+    await trx.updateTable('team_workspaces').set({ access: 'write', runs: 'apply', variables: 'write', state_versions: 'write', sentinel_mocks: 'read', workspace_locking: true, run_tasks: false })
+      .where('id', '=', 'tws-red-prod').execute()
+    update = api.update('tws-red-prod', { data: { attributes: { runs: 'plan' } } }, owner)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  })
+  const res = await update!
+  t.equal(res.statusCode, 422, 'the level the row has now refuses the body')
+  t.match(res.json(), { errors: [{ status: '422', title: 'invalid attribute', source: { pointer: '/data/attributes/runs' } }] })
+  const row = await app.db.selectFrom('team_workspaces').select(['access', 'runs']).where('id', '=', 'tws-red-prod').executeTakeFirstOrThrow()
+  t.same(row, { access: 'write', runs: 'apply' }, 'the concurrent write stands')
+})

@@ -71,14 +71,18 @@ t.test(`the team-workspaces contract (DESIGN §4) on ${ENGINE}`, async (t) => {
     }
   })
 
-  t.test('list: an unknown workspace or one of another organization is 404', async (t) => {
+  t.test('list: an unknown workspace, one of another organization, or one the caller cannot read is 404', async (t) => {
     for (const ws of ['ws-nope', 'ws-globex']) {
       const res = await api.list(ws, owner)
       t.equal(res.statusCode, 404)
       t.same(res.json(), NOT_FOUND)
     }
-    const empty = await api.list('ws-dev', { token: TOKENS.writer })
-    t.same(empty.json().data, [], 'a workspace with no visible rows is an empty list, not 404')
+    const unreadable = await api.list('ws-dev', { token: TOKENS.writer })
+    t.equal(unreadable.statusCode, 404, 'a member whose teams have no access to the workspace')
+    t.same(unreadable.json(), NOT_FOUND)
+    const empty = await api.list('ws-dev', { token: TOKENS.reader })
+    t.equal(empty.statusCode, 200)
+    t.same(empty.json().data, [], 'a workspace the caller reads (read-workspaces) but with no row it sees is an empty list, not 404')
   })
 
   t.test('add: 200 and the new resource; the row holds what the level implies', async (t) => {

@@ -25,7 +25,9 @@ t.test(`filter[team][id] on ${ENGINE}`, async (t) => {
     const res = await api.listUrl(byTeam('team-writers'), { token: TOKENS.organization })
     t.equal(res.statusCode, 200)
     t.same(ids(res), ['tws-writers-prod', 'tws-writers-dev'])
-    t.same(ids(await api.listUrl(byTeam('team-writers'), { token: TOKENS.otherSecretMember })), ['tws-writers-prod', 'tws-writers-dev'], 'a member: a team visible to the organization')
+    t.same(ids(await api.listUrl(byTeam('team-writers'), { token: TOKENS.reader })), ['tws-writers-prod', 'tws-writers-dev'], 'a member who reads every workspace (read-workspaces): a team visible to the organization')
+    t.same(ids(await api.listUrl(byTeam('team-writers'), { token: TOKENS.otherSecretMember })), ['tws-writers-dev'],
+      'a member who reads only ws-dev (team blue has a row there): not the row on ws-prod, which it cannot read')
     t.same(ids(await api.listUrl(byTeam('team-red'), { token: TOKENS.secretMember })), ['tws-red-prod'], 'a member of the secret team')
   })
 
@@ -45,6 +47,7 @@ t.test(`filter[team][id] on ${ENGINE}`, async (t) => {
     t.same(ids(await api.listUrl(both('ws-prod', 'team-red'), { token: TOKENS.organization })), ['tws-red-prod'])
     t.same(ids(await api.listUrl(both('ws-dev', 'team-red'), { token: TOKENS.organization })), [], 'none there')
     t.same(ids(await api.listUrl(both('ws-prod', 'team-red'), { token: TOKENS.writer })), [], 'a row the caller may not see is not listed')
+    t.equal((await api.listUrl(both('ws-prod', 'team-writers'), { token: TOKENS.otherSecretMember })).statusCode, 404, 'a workspace the caller cannot read')
     t.equal((await api.listUrl(both('ws-nope', 'team-red'), { token: TOKENS.organization })).statusCode, 404, 'an unknown workspace')
   })
 
