@@ -39,17 +39,26 @@ export class AuditRepository {
       hasGrants(),
       ...(since === undefined ? [] : [eb('audit_events.occurred_at', '>', sql<Date>`${since}::timestamptz`)])
     ])
+    const skip = (page.number - 1) * page.size
     const rows = await withGrants(this.db, caller)
-      // the count runs once, whatever the page; a page past the end still says how many there are
+      // the count runs once, whatever the page; a page past the end still says how many there are.
+      // It reads the primary key's entries alone (an index-only scan), never the events.
       .with((cte) => cte('total').materialized(), (qc) => qc.selectFrom('audit_events').where(inTrail)
         .select((eb) => eb.fn.countAll<number | string>().as('count')))
+      // where the page starts: the key of its first event, found by skipping keys in the primary
+      // key (index-only: a deep page skips index entries, never reads the events it skips)
+      .with((cte) => cte('start').materialized(), (qc) => qc.selectFrom('audit_events').where(inTrail)
+        .select(['occurred_at', 'id']).orderBy('occurred_at').orderBy('id').offset(skip).limit(1))
       .selectFrom('total')
+      .leftJoin('start', (join) => join.onTrue())
+      // then the page itself, from that key on, in the trail's order
       .leftJoinLateral((eb) => eb.selectFrom('audit_events').where(inTrail)
+        .where(sql<boolean>`(audit_events.occurred_at, audit_events.id) >= (start.occurred_at, start.id)`)
         .select(['id', 'organization_id', 'occurred_at', 'accessor_kind', 'accessor_id', 'accessor_description', 'request_id',
           'action', 'workspace_id', 'team_id', 'team_name', 'permissions'])
         .select(sql<string>`to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('timestamp'))
         .orderBy('occurred_at').orderBy('id')
-        .limit(page.size).offset((page.number - 1) * page.size)
+        .limit(page.size)
         .as('e'), (join) => join.onTrue())
       .select(hasGrants().as('allowed'))
       .select(['total.count', 'e.id', 'e.organization_id', 'e.timestamp', 'e.accessor_kind', 'e.accessor_id', 'e.accessor_description',

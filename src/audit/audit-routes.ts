@@ -15,8 +15,9 @@ import { auditTrail, toEvent } from './audit-serialize.js'
 const auditRoutes: FastifyPluginAsyncTypebox<{ repository: AuditRepository }> = async (app, { repository }) => {
   app.get('/organization/audit-trail', {
     schema: { tags: ['audit'], operationId: 'listAuditTrail', summary: "Read the organization's audit trail", querystring: AuditTrailQuery, description, security: [{ bearerToken: [] }], response: responses },
-    // plain JSON, as HCP Terraform serves it; its errors stay JSON:API error documents
-    config: { plainJson: true }
+    // plain JSON, as HCP Terraform serves it; its errors stay JSON:API error documents. A page
+    // is up to 1,000 events: one caller's pages are served one at a time (src/limits/admission.ts)
+    config: { plainJson: true, onePerCaller: true }
   }, async (request, reply) => {
     const organizationId = auditTrailOf(request.caller)
     if (organizationId === undefined) throw notFound()

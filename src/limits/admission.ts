@@ -38,6 +38,8 @@ export interface AdmissionState {
  */
 interface Ticket {
   readonly key: string
+  /** A request of a route that serves one of a caller's requests at a time (`config.onePerCaller`). */
+  readonly alone: boolean
   stage: 'waiting' | 'running' | 'ended'
   /** While waiting: the promise the request's preHandler awaits, and the wait limit. */
   admit?: () => void
@@ -46,7 +48,7 @@ interface Ticket {
 }
 
 /** The ticket of a request whose client left before it asked for a turn: it never gets one. */
-const GONE: Ticket = Object.freeze({ key: '', stage: 'ended' }) as Ticket
+const GONE: Ticket = Object.freeze({ key: '', alone: false, stage: 'ended' }) as Ticket
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -56,6 +58,14 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** What admission holds now (for metrics and tests). */
     admissionState: () => AdmissionState
+  }
+  interface FastifyContextConfig {
+    /**
+     * A route whose answers are heavy (the audit trail's pages of up to 1,000 events): one
+     * caller's requests of it run one at a time — the rest wait their turn — so that one caller
+     * paging fast cannot take the process's time from everyone else.
+     */
+    onePerCaller?: boolean
   }
 }
 
@@ -71,6 +81,8 @@ export class Admission {
   /** Each caller's waiting tickets, callers in the order they are served. */
   private readonly queues = new Map<string, Ticket[]>()
   private readonly perCaller = new Map<string, number>()
+  /** Callers with a request of a one-per-caller route running. */
+  private readonly alone = new Set<string>()
 
   constructor (private readonly options: AdmissionOptions) {}
 
@@ -82,19 +94,20 @@ export class Admission {
    * A turn for `key`: a ticket already running, or one waiting with `wait` to await. Throws 429
    * past the caller's cap and 503 when the queue is full; neither holds anything.
    */
-  ask (key: string): { ticket: Ticket, wait?: Promise<void> } {
+  ask (key: string, alone = false): { ticket: Ticket, wait?: Promise<void> } {
     const { perCaller, concurrency, queueLength, maxWaitMs } = this.options
     if (perCaller > 0 && (this.perCaller.get(key) ?? 0) >= perCaller) {
       throw new ApiError(429, 'too many requests', `More than ${perCaller} requests of one caller at once; retry when one has been answered.`)
     }
-    if (this.running < concurrency && this.waiting === 0) {
+    if (this.running < concurrency && this.waiting === 0 && !(alone && this.alone.has(key))) {
       this.join(key)
-      this.running++
-      return { ticket: { key, stage: 'running' } }
+      const ticket: Ticket = { key, alone, stage: 'running' }
+      this.run(ticket)
+      return { ticket }
     }
     if (this.waiting >= queueLength) throw busy()
     this.join(key)
-    const ticket: Ticket = { key, stage: 'waiting' }
+    const ticket: Ticket = { key, alone, stage: 'waiting' }
     const wait = new Promise<void>((resolve, reject) => {
       ticket.admit = resolve
       ticket.refuse = reject
@@ -104,6 +117,8 @@ export class Admission {
     const queue = this.queues.get(key)
     if (queue === undefined) this.queues.set(key, [ticket])
     else queue.push(ticket)
+    // a turn may be free while only a caller's one-at-a-time requests wait: this one may run now
+    this.admitNext()
     return { ticket, wait }
   }
 
@@ -124,7 +139,14 @@ export class Admission {
       return
     }
     this.running--
+    if (ticket.alone) this.alone.delete(ticket.key)
     this.admitNext()
+  }
+
+  private run (ticket: Ticket): void {
+    this.running++
+    if (ticket.alone) this.alone.add(ticket.key)
+    ticket.stage = 'running'
   }
 
   private join (key: string): void {
@@ -139,20 +161,28 @@ export class Admission {
     if (queue.length === 0) this.queues.delete(ticket.key)
   }
 
-  /** While a turn is free: the next caller's first waiting ticket runs, and that caller goes to the back of the line. */
+  /**
+   * While a turn is free: the first waiting ticket of the next caller that may run one (not one
+   * whose one-at-a-time request is running while its next is another) runs, and that caller goes
+   * to the back of the line.
+   */
   private admitNext (): void {
     while (this.running < this.options.concurrency) {
-      const first = this.queues.values().next()
-      if (first.done === true) return
-      const ticket = first.value[0]!
+      let ticket: Ticket | undefined
+      for (const queue of this.queues.values()) {
+        if (!(queue[0]!.alone && this.alone.has(queue[0]!.key))) {
+          ticket = queue[0]!
+          break
+        }
+      }
+      if (ticket === undefined) return
       this.dequeue(ticket)
       const rest = this.queues.get(ticket.key)
       if (rest !== undefined) { // to the back of the line
         this.queues.delete(ticket.key)
         this.queues.set(ticket.key, rest)
       }
-      this.running++
-      ticket.stage = 'running'
+      this.run(ticket)
       ticket.admit!()
     }
   }
@@ -183,7 +213,7 @@ export default fp<AdmissionOptions>(async (app, options) => {
     if (request.admission !== null || clientLeft(request)) throw new ClientGone()
     let asked
     try {
-      asked = admission.ask(callerKey(request.caller))
+      asked = admission.ask(callerKey(request.caller), request.routeOptions.config.onePerCaller === true)
     } catch (error) {
       void reply.header('retry-after', '1')
       throw error

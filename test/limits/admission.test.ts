@@ -22,17 +22,19 @@ async function harness (t: any, options: AdmissionOptions) {
     request.caller = { kind: 'user', userId: String(request.headers['x-user']) } satisfies Caller
   })
   await app.register(admission, options)
-  app.get('/work/:name', async (request) => {
+  const work = async (request: FastifyRequest) => {
     const { name } = request.params as { name: string }
     ran.push(name)
     await new Promise<void>((resolve) => holds.push(resolve))
     return { name }
-  })
+  }
+  app.get('/work/:name', work)
+  app.get('/alone/:name', { config: { onePerCaller: true } }, work)
   t.teardown(() => app.close())
   const settle = () => new Promise((resolve) => setTimeout(resolve, 30))
   const letOneGo = async () => { await settle(); holds.shift()?.(); await settle() }
   // light-my-request starts a request only when it is awaited: start it now
-  const send = (user: string, name: string) => Promise.resolve(app.inject({ url: `/work/${name}`, headers: { 'x-user': user } }))
+  const send = (user: string, name: string, route = 'work') => Promise.resolve(app.inject({ url: `/${route}/${name}`, headers: { 'x-user': user } }))
   return { app, ran, holds, settle, letOneGo, send }
 }
 
@@ -45,6 +47,20 @@ t.test('callers are served in turn: one caller’s backlog does not wait in fron
   for (let i = 0; i < 5; i++) await letOneGo()
   t.same(ran, ['a1', 'a2', 'b1', 'a3', 'a4'], 'b waits for one of a’s, not for all of them')
   t.same((await Promise.all(answers)).map((r) => r.statusCode), [200, 200, 200, 200, 200])
+})
+
+t.test('a one-at-a-time route runs one of a caller’s requests at a time; the others and other callers go on', async (t) => {
+  const { ran, settle, letOneGo, send, app } = await harness(t, { concurrency: 3, queueLength: 10, maxWaitMs: 5000, perCaller: 0 })
+  const answers = [send('a', 'a1', 'alone'), send('a', 'a2', 'alone'), send('a', 'a3', 'alone')]
+  await settle()
+  answers.push(send('b', 'b1', 'alone'), send('a', 'w1'))
+  await settle()
+  t.same(ran, ['a1', 'b1'], 'a’s second page waits for its first; b’s runs beside it; a’s ordinary request waits behind a’s own')
+  t.same(app.admissionState(), { running: 2, waiting: 3, callers: 2 }, 'a free turn is left free')
+  for (let i = 0; i < 5; i++) await letOneGo()
+  t.same((await Promise.all(answers)).map((r) => r.statusCode), [200, 200, 200, 200, 200])
+  t.same(ran, ['a1', 'b1', 'a2', 'a3', 'w1'])
+  t.same(app.admissionState(), { running: 0, waiting: 0, callers: 0 })
 })
 
 t.test('a wait past the limit is 503 with Retry-After, as a JSON:API document', async (t) => {
@@ -131,7 +147,8 @@ t.test('a request whose client leaves before its turn is asked for never takes a
  * Every way a request can end gives its turn or its place back, exactly once: random bursts of
  * GETs and PATCHes (whose bodies are read, so Node never calls them aborted) over real sockets,
  * each answered, refused by its handler, capped (429), refused by a full queue (503), timed out
- * waiting (503), or abandoned by its client while waiting or while its handler runs. When the
+ * waiting (503), or abandoned by its client while waiting or while its handler runs — on routes
+ * that run any number of a caller's requests at once and on one that runs one at a time. When the
  * last handler has ended, admission holds nothing.
  */
 t.test('whatever way requests end, admission returns to empty', async (t) => {
@@ -158,6 +175,8 @@ t.test('whatever way requests end, admission returns to empty', async (t) => {
   const busyHandlers = () => handlers
   app.get('/work', work)
   app.patch('/work', work)
+  app.get('/alone', { config: { onePerCaller: true } }, work)
+  app.patch('/alone', { config: { onePerCaller: true } }, work)
   app.addHook('onSend', async (request, reply, payload) => {
     const left = request.raw.socket.destroyed
     const stage = request.admission?.stage
@@ -171,6 +190,7 @@ t.test('whatever way requests end, admission returns to empty', async (t) => {
   const one = fc.record({
     user: fc.constantFrom('a', 'b', 'c'),
     method: fc.constantFrom('GET', 'PATCH'),
+    route: fc.constantFrom('work', 'alone'),
     ms: fc.integer({ min: 0, max: 80 }),
     refuse: fc.boolean(),
     // the client hangs up this long after sending, or waits for its answer
@@ -181,7 +201,7 @@ t.test('whatever way requests end, admission returns to empty', async (t) => {
       const socket = netConnect(port, '127.0.0.1')
       await new Promise((resolve) => socket.once('connect', resolve))
       const body = r.method === 'PATCH' ? '{"data":{}}' : ''
-      socket.write(`${r.method} /work HTTP/1.1\r\nHost: x\r\nx-user: ${r.user}\r\nx-ms: ${r.ms}\r\n${r.refuse ? 'x-refuse: 1\r\n' : ''}` +
+      socket.write(`${r.method} /${r.route} HTTP/1.1\r\nHost: x\r\nx-user: ${r.user}\r\nx-ms: ${r.ms}\r\n${r.refuse ? 'x-refuse: 1\r\n' : ''}` +
         (body === '' ? '' : `content-type: application/json\r\ncontent-length: ${body.length}\r\n`) + `connection: close\r\n\r\n${body}`)
       socket.resume()
       if (r.leaveAfter === undefined) await new Promise((resolve) => socket.once('close', resolve))
