@@ -3,7 +3,8 @@
  * (DESIGN §3: existence never leaks — not through the body, and as far as we can help it not
  * through the clock.) A member shows, lists and deletes by ids it may not see and ids that do
  * not exist, interleaved, 3,000 requests per case over one keep-alive connection, and the
- * medians are compared — on PostgreSQL and on embedded PGlite.
+ * medians are compared — on PostgreSQL and on embedded PGlite. And a 401 (PostgreSQL): a token
+ * revoked a moment after it was used beside a token never valid, each on its first request.
  *
  * Settings: BENCH_DATABASE_URL, TIMING_SERVER (another checkout's dist/src/server.js), TIMING_REQUESTS.
  */
@@ -18,9 +19,11 @@ const SERVER = process.env.TIMING_SERVER ?? 'dist/src/server.js'
 const REQUESTS = Number(process.env.TIMING_REQUESTS ?? 3000)
 const PORT = 3130
 const TOKEN = 'timing-member-token'
+/** Tokens used once, then revoked, for the 401 case (PostgreSQL: the bench revokes them in the database). */
+const REVOKED = Array.from({ length: Math.min(REQUESTS, 1000) }, (_, i) => `timing-revoked-token-${i}`)
 
 const world = {
-  users: [{ id: 'user-timing', username: 'timing', tokens: [TOKEN] }],
+  users: [{ id: 'user-timing', username: 'timing', tokens: [TOKEN] }, { id: 'user-revoked', username: 'revoked', tokens: REVOKED }],
   organizations: [{
     id: 'org-timing',
     name: 'timing',
@@ -47,12 +50,36 @@ const cases: Array<{ name: string, hidden: [string, string], missing: [string, s
   { name: 'remove', hidden: ['DELETE', '/team-workspaces/tws-hidden'], missing: ['DELETE', '/team-workspaces/tws-missing'] }
 ]
 
-async function timeOne ([method, path]: [string, string]): Promise<number> {
+async function timeOne ([method, path]: [string, string], token = TOKEN, status = 404): Promise<number> {
   const began = process.hrtime.bigint()
-  const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}` } })
+  const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}` } })
   await res.arrayBuffer()
-  if (res.status !== 404) throw new Error(`${method} ${path}: ${res.status}, not 404`)
+  if (res.status !== status) throw new Error(`${method} ${path}: ${res.status}, not ${status}`)
   return Number(process.hrtime.bigint() - began) / 1000
+}
+
+/**
+ * A 401 is one answer (issue 18): the first request with a token revoked a moment after it was
+ * used (its caller still remembered) beside the first with a token never valid, each token once.
+ */
+async function revokedBesideNeverValid (databaseUrl: string): Promise<string> {
+  const db = new pg.Client({ connectionString: databaseUrl })
+  await db.connect()
+  const show: [string, string] = ['GET', '/team-workspaces/tws-missing']
+  const revoked: number[] = []
+  const never: number[] = []
+  try {
+    for (const [i, token] of REVOKED.entries()) {
+      await timeOne(show, token, 404) // seen: its caller is remembered
+      await db.query("delete from tokens where digest = encode(sha256($1::bytea), 'hex')", [token])
+      if (i % 2 === 0) { revoked.push(await timeOne(show, token, 401)); never.push(await timeOne(show, `timing-never-valid-${i}`, 401)) } else { never.push(await timeOne(show, `timing-never-valid-${i}`, 401)); revoked.push(await timeOne(show, token, 401)) }
+    }
+  } finally {
+    await db.end()
+  }
+  const gap = median(revoked) - median(never)
+  console.log(`postgres, 401: revoked a moment ago ${median(revoked).toFixed(0)} µs, never valid ${median(never).toFixed(0)} µs, gap ${gap.toFixed(0)} µs`)
+  return `| postgres | 401: a token revoked a moment ago (remembered) vs one never valid, ${REVOKED.length} of each | ${median(revoked).toFixed(0)} | ${median(never).toFixed(0)} | ${gap.toFixed(0)} |`
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
@@ -74,6 +101,7 @@ async function measure (engine: string, env: Record<string, string>): Promise<st
       console.log(`${engine}, ${c.name}: hidden ${median(hidden).toFixed(0)} µs, missing ${median(missing).toFixed(0)} µs, gap ${gap.toFixed(0)} µs`)
       rows.push(`| ${engine} | ${c.name} | ${median(hidden).toFixed(0)} | ${median(missing).toFixed(0)} | ${gap.toFixed(0)} |`)
     }
+    if (env.DATABASE_URL !== '') rows.push(await revokedBesideNeverValid(env.DATABASE_URL!))
     return rows
   } finally {
     await stop(service)
