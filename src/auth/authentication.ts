@@ -59,12 +59,18 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
       request.callerRemembered = true
       return remembered
     }
-    const asked = gate.ask(request.ip, digest)
+    const asked = await gate.ask(request.ip, digest)
     if (!asked.lookup) {
       if (asked.answer === 429) throw tooMany()
       return null
     }
-    const found = await lookupToken(db, digest)
+    let found
+    try {
+      found = await lookupToken(db, digest)
+    } catch (error) {
+      if (asked.counted) gate.leave(request.ip, false) // the database failed, not the token
+      throw error
+    }
     gate.found(request.ip, digest, found !== null, asked.counted)
     if (found === null) return null
     const caller = { ...found.caller, token: digest }
@@ -74,10 +80,13 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
   // a host's caller is the host's word: it carries no token of ours to check; each try costs a
   // unit of the address's budget, given back when the host vouches for the caller
   const fromHost = async (request: FastifyRequest): Promise<Caller | null> => {
-    const counted = gate.take(request.ip)
-    if (counted === null) throw tooMany()
-    const caller = withoutToken(await authenticate!(request))
-    if (caller !== null) gate.giveBack(request.ip, counted)
+    if (!(await gate.enter(request.ip))) throw tooMany()
+    let caller: Caller | null = null
+    try {
+      caller = withoutToken(await authenticate!(request))
+    } finally {
+      gate.leave(request.ip, caller === null)
+    }
     return caller
   }
   const callerOf = authenticate === undefined ? fromToken : fromHost
@@ -88,7 +97,7 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
     const same = found !== null && callerKey(found.caller) === callerKey(request.caller)
     if (!same) {
       identities.forget(digest)
-      gate.found(request.ip, digest, found !== null, null)
+      gate.found(request.ip, digest, found !== null, false)
     }
     return same
   }
