@@ -69,10 +69,11 @@ export async function registerLoadShedding (app: FastifyInstance, prefix: string
   })
   app.decorate('isUnderPressure', () => pressure !== null)
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (pressure === null || !(request.routeOptions.url ?? request.url).startsWith(prefix)) return
+  // a callback hook: on every request it costs a comparison, no promise
+  app.addHook('onRequest', (request, reply, done) => {
+    if (pressure === null || !(request.routeOptions.url ?? request.url).startsWith(prefix)) return done()
+    // a reply sent from onRequest (without `done`) ends the request: no later hook and no handler run
     void reply.status(503).header('retry-after', String(retryAfter)).type(JSONAPI_TYPE)
-    // a reply sent from onRequest ends the request: no later hook and no handler run
-    return await reply.send({ errors: [new ApiError(503, 'service unavailable', `The service is overloaded (${CAUSES[pressure]}); retry in ${retryAfter} s.`).toObject()] })
+      .send({ errors: [new ApiError(503, 'service unavailable', `The service is overloaded (${CAUSES[pressure]}); retry in ${retryAfter} s.`).toObject()] })
   })
 }

@@ -237,13 +237,12 @@ export default fp<AdmissionOptions>(async (app, options) => {
     // admitted: its client may have left at the very moment its turn came
     if (clientLeft(request)) throw new ClientGone()
   })
-  const end = async (request: FastifyRequest) => { if (request.admission !== null) admission.end(request.admission) }
-  app.addHook('onSend', async (request, _reply, payload) => {
-    await end(request)
-    return payload
+  // every answer passes here, whatever ended the handler (a request that never reaches a handler
+  // holds no turn); a callback hook, so that it costs no promise per request
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    if (request.admission !== null) admission.end(request.admission)
+    done(null, payload)
   })
-  // where no answer was sent (a failure in Fastify itself), the response's end gives the turn back
-  app.addHook('onResponse', end)
   app.addHook('onRequestAbort', async (request) => {
     clientGone(request)
     if (request.admission === null) request.admission = GONE // it must never take a turn
