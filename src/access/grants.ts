@@ -7,8 +7,7 @@ import type { Caller } from '../auth/caller.js'
  * per team the caller acts through, or one ownership row for an organization token. The
  * predicates of ./predicates.ts read it. A caller that came with a token has grants only while
  * that token is usable and still names it: the statement checks it, so a token revoked or expired
- * since it was last looked up grants nothing (src/auth/token-identities.ts) — and `withGrants`
- * makes such a statement fail with 401 besides.
+ * since it was last looked up grants nothing (src/auth/token-identities.ts).
  */
 export function callerGrants (qc: QueryCreator<Database>, caller: Caller) {
   switch (caller.kind) {

@@ -38,10 +38,9 @@ export interface AuthenticationOptions {
  * names its caller without a lookup (./token-identities.ts); one not seen is looked up. Either
  * way the token is checked again by the statement that serves the request, so a token revoked or
  * expired, or a membership removed, counts from the very next request:
- * - the statement of a caller whose token no longer names it fails its token check
- *   (src/access/grants.ts): 401, in the statement's one round trip;
- * - any other refusal (4xx) to a remembered caller looks the token up before it is sent, and
- *   becomes 401 when the token is no longer usable — as if the lookup had come first;
+ * - the statement of a caller whose token no longer names it finds no grants: "nothing";
+ * - any refusal (4xx) to a remembered caller looks the token up before it is sent, and becomes
+ *   401 when the token is no longer usable — as if the lookup had come first;
  * - a 429 or 5xx to a remembered caller forgets its token: the next request looks it up.
  */
 export default fp<AuthenticationOptions>(async (app, { db, authenticate, failuresPerSecond = 0 }) => {
