@@ -56,21 +56,7 @@ const teamGrant = [
  * builder is typed without it.
  */
 export const withGrants = (db: Kysely<Database>, caller: Caller): QueryCreator<Database> =>
-  db.with('grants', (qc) => callerGrants(qc, caller))
-    .with('token_check', (qc) => qc.insertInto('token_checks')
-      .expression(qc.selectNoFrom(sql<boolean>`true`.as('checked')).where(tokenCheck(caller)))) as unknown as QueryCreator<Database>
-
-/**
- * The statement fails with SQLSTATE 28000 (answered 401) when the caller came with a token that
- * no longer names it (migration 0009): a data-modifying CTE, so it runs whatever the statement
- * reads — a statement about an id that does not exist included. It inserts no row either way.
- */
-const tokenCheck = (caller: Caller): RawBuilder<boolean> => {
-  const [column, subject] = caller.kind === 'organization'
-    ? ['organization_id', caller.organizationId] as const
-    : caller.kind === 'team' ? ['team_id', caller.teamId] as const : ['user_id', caller.userId] as const
-  return sql<boolean>`case when ${tokenNames(caller.token, column, subject)} then false else team_access_token_not_usable() end`
-}
+  db.with('grants', (qc) => callerGrants(qc, caller)) as unknown as QueryCreator<Database>
 
 /**
  * The two values that identify a caller of a kind — its subject's id and its token's digest (null

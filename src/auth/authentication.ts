@@ -110,11 +110,10 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
     void reply.header('cache-control', 'no-store')
   })
 
-  // A remembered caller whose token no longer names it gets the very 401 a token never seen gets,
-  // the headers a caller's answers carry taken off: from its statement, whose token check fails
-  // (src/access/grants.ts), or — for a refusal made before any statement ran (validation, say) —
-  // from one lookup on this path only. A 429 or 5xx is not a judgement of the request: it is sent
-  // as it is, and the token is looked up afresh by the caller's next request.
+  // A refusal to a remembered caller is 401 when its token no longer names it (one lookup, on
+  // this path only) — the very 401 a token never seen gets: the headers a caller's answers carry
+  // are taken off. A 429 or 5xx is not a judgement of the request: it is sent as it is, and the
+  // token is looked up afresh by the caller's next request.
   const answer = app.errorHandler
   app.setErrorHandler(async function (error, request, reply) {
     let sent: Error = error as Error
@@ -122,8 +121,7 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
       const status = toErrorObjects(sent).status
       if (status === 429 || status >= 500) {
         identities.forget(request.caller.token!)
-      } else if (status === 401 || (status >= 400 && !(await stillNamed(request)))) {
-        identities.forget(request.caller.token!)
+      } else if (status >= 400 && status !== 401 && !(await stillNamed(request))) {
         for (const header of CALLER_HEADERS) reply.removeHeader(header)
         sent = unauthorized()
       }

@@ -16,8 +16,6 @@ export interface Database {
   workspace_access_counts: WorkspaceAccessCountTable
   seed_grants: SeedGrantTable
   audit_events: AuditEventTable
-  /** Always empty: the target of the token check every statement starts with (migration 0009). */
-  token_checks: { checked: boolean }
 }
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>

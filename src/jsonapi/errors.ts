@@ -86,8 +86,6 @@ export function toErrorObjects (error: FastifyError | Error): { status: number, 
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return simple(414, 'uri too long', 'A path parameter is longer than this service accepts.')
   }
-  // the statement's token check (src/access/grants.ts): the caller's token no longer names it
-  if ((error as { code?: unknown }).code === '28000') return { status: 401, errors: [unauthorized().toObject()] }
   // a data exception from a value a client sent that no check above caught: not our failure
   if (typeof (error as { code?: unknown }).code === 'string' && /^22[0-9A-Z]{3}$/.test((error as { code: string }).code)) {
     return simple(400, 'bad request', 'A value in the request cannot be stored or compared.')

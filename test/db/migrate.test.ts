@@ -12,7 +12,7 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
     const tables = await db.introspection.getTables()
     t.same(tables.map((x) => x.name).sort(),
       ['audit_events', 'organizations', 'seed_grants', 'team_access_migrations', 'team_access_migrations_lock', 'team_memberships',
-        'team_workspaces', 'teams', 'token_checks', 'tokens', 'users', 'workspace_access_counts', 'workspaces'])
+        'team_workspaces', 'teams', 'tokens', 'users', 'workspace_access_counts', 'workspaces'])
   })
 
   await db.insertInto('organizations').values([{ id: 'org-a', name: 'a' }, { id: 'org-b', name: 'b' }]).execute()
