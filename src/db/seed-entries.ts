@@ -8,7 +8,27 @@ export class SeedError extends Error {
   }
 }
 
+/**
+ * Rows of each kind, by name — never a secret or a digest: organizations `acme`, users `alice`,
+ * teams and workspaces `acme/red`, memberships `acme/red: alice`, tokens by kind and owner
+ * (`user alice`, `team acme/red`, `organization acme`), team access `red on acme/prod`.
+ */
+export interface SeedChanges {
+  organizations: string[]
+  users: string[]
+  teams: string[]
+  memberships: string[]
+  workspaces: string[]
+  tokens: string[]
+  teamAccess: string[]
+}
+
+export const SEED_KINDS = ['organizations', 'users', 'teams', 'memberships', 'workspaces', 'tokens', 'teamAccess'] as const
+
+export const noChanges = (): SeedChanges => ({ organizations: [], users: [], teams: [], memberships: [], workspaces: [], tokens: [], teamAccess: [] })
+
 export interface SeedSummary {
+  /** Entries of the document, by kind. */
   users: number
   organizations: number
   teams: number
@@ -18,6 +38,18 @@ export interface SeedSummary {
   /** `team-access` entries skipped: applied on an earlier run, and the API's to change since. */
   teamAccessAlreadyApplied: number
   tokens: number
+  /** A plan only: the apply ran and was rolled back, nothing changed. */
+  dryRun: boolean
+  /** Rows the apply created (team access: rows a `team-access` entry added). */
+  created: SeedChanges
+  /** Rows that existed and were changed or adopted (a row the API or the host made, now the seed's). */
+  changed: SeedChanges
+  /**
+   * Seed-managed rows the document no longer declares, and what their removal took with it: a
+   * team's memberships, tokens and team-access rows, a workspace's team-access rows, a user's
+   * memberships and tokens. Organizations are never removed.
+   */
+  removed: SeedChanges
 }
 
 export function labelOf (item: unknown): string {
@@ -30,3 +62,33 @@ export function labelOf (item: unknown): string {
 
 export const entry = (list: string, index: number, item: unknown, parent = ''): string =>
   `${parent === '' ? '' : `${parent} › `}${list}[${index}]${labelOf(item)}`
+
+const NOUNS: Record<keyof SeedChanges, string> = {
+  organizations: 'organization',
+  users: 'user',
+  teams: 'team',
+  memberships: 'membership',
+  workspaces: 'workspace',
+  tokens: 'token of',
+  teamAccess: 'team access'
+}
+
+/**
+ * The summary as lines a person reads (the CLI prints them, a start logs them): one line per
+ * row created (+), changed (~) or removed (-), then the totals — the same for a dry run and an apply.
+ */
+export function formatSeedSummary (summary: SeedSummary): string[] {
+  const lines: string[] = []
+  const count = (changes: SeedChanges) => SEED_KINDS.reduce((n, kind) => n + changes[kind].length, 0)
+  for (const [sign, changes] of [['+', summary.created], ['~', summary.changed], ['-', summary.removed]] as const) {
+    for (const kind of SEED_KINDS) {
+      for (const label of changes[kind]) lines.push(`  ${sign} ${NOUNS[kind]} ${label}`)
+    }
+  }
+  if (summary.teamAccessAlreadyApplied > 0) {
+    lines.push(`  = ${summary.teamAccessAlreadyApplied} team-access ${summary.teamAccessAlreadyApplied === 1 ? 'entry' : 'entries'} applied before, left as the API keeps them`)
+  }
+  const totals = `${count(summary.created)} to create, ${count(summary.changed)} to change, ${count(summary.removed)} to remove`
+  if (lines.length === 0) lines.push('  no changes: the database already matches the document')
+  return [summary.dryRun ? `dry run, nothing changed — ${totals}` : `applied — ${totals.replace(/to (create|change|remove)/g, (_, verb: string) => `${verb === 'change' ? 'changed' : `${verb}d`}`)}`, ...lines]
+}
