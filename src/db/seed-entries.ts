@@ -25,6 +25,10 @@ export interface SeedChanges {
 
 export const SEED_KINDS = ['organizations', 'users', 'teams', 'memberships', 'workspaces', 'tokens', 'teamAccess'] as const
 
+/** How many rows of each kind: what a log line carries of creations and changes. */
+export const countChanges = (changes: SeedChanges): Record<keyof SeedChanges, number> =>
+  Object.fromEntries(SEED_KINDS.map((kind) => [kind, changes[kind].length])) as Record<keyof SeedChanges, number>
+
 export const noChanges = (): SeedChanges => ({ organizations: [], users: [], teams: [], memberships: [], workspaces: [], tokens: [], teamAccess: [] })
 
 export interface SeedSummary {
@@ -73,16 +77,23 @@ const NOUNS: Record<keyof SeedChanges, string> = {
   teamAccess: 'team access'
 }
 
+/** Rows of one kind created or changed that are named one by one; past it, the rest are counted (removals are always named). */
+export const NAMED_PER_KIND = 20
+
 /**
  * The summary as lines a person reads (the CLI prints them, a start logs them): one line per
- * row created (+), changed (~) or removed (-), then the totals — the same for a dry run and an apply.
+ * row removed (-), per row created (+) or changed (~) up to NAMED_PER_KIND of a kind (a first
+ * apply of a large seed is not a line per row), then the totals — the same for a dry run and an apply.
  */
 export function formatSeedSummary (summary: SeedSummary): string[] {
   const lines: string[] = []
   const count = (changes: SeedChanges) => SEED_KINDS.reduce((n, kind) => n + changes[kind].length, 0)
   for (const [sign, changes] of [['+', summary.created], ['~', summary.changed], ['-', summary.removed]] as const) {
     for (const kind of SEED_KINDS) {
-      for (const label of changes[kind]) lines.push(`  ${sign} ${NOUNS[kind]} ${label}`)
+      const labels = changes[kind]
+      const named = sign === '-' || labels.length <= NAMED_PER_KIND ? labels : labels.slice(0, NAMED_PER_KIND)
+      for (const label of named) lines.push(`  ${sign} ${NOUNS[kind]} ${label}`)
+      if (named.length < labels.length) lines.push(`  ${sign} … and ${labels.length - named.length} more (${kind})`)
     }
   }
   if (summary.teamAccessAlreadyApplied > 0) {

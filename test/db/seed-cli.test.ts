@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../../src/app.js'
 import { main } from '../../src/cli.js'
+import { applySeed, formatSeedSummary } from '../../src/db/seed.js'
 import { connect } from '../../src/db/connect.js'
 import { migrate } from '../../src/db/migrate.js'
 import { migrations } from '../../migrations/index.js'
@@ -112,7 +113,21 @@ t.test(`team-access seed [--dry-run] FILE (${ENGINE})`, async (t) => {
     t.match(applied.msg, /applied — 2 created, 0 changed, 5 removed/)
     t.match(applied.msg, /- team acme\/red\n/)
     t.same(applied.removed.teams, ['acme/red'])
+    t.match(applied.created, { memberships: 1, tokens: 1, users: 0 }, 'creations and changes counted, removals named')
     t.notMatch(lines.join(''), /cli-.*-token/, 'no secret in the log')
+  })
+
+  t.test('a large seed: creations past 20 of a kind are counted, removals always named', async (t) => {
+    const connection = await connect(location)
+    t.teardown(() => connection.close())
+    const db = connection.db
+    const many = (n: number) => ({ users: Array.from({ length: n }, (_, i) => ({ username: `many-${String(i).padStart(2, '0')}` })) })
+    const created = formatSeedSummary(await applySeed(db, many(25), { dryRun: true }))
+    t.equal(created.filter((l) => l.startsWith('  + user ')).length, 20)
+    t.ok(created.includes('  + … and 5 more (users)'))
+    await applySeed(db, many(25))
+    const removed = formatSeedSummary(await applySeed(db, { users: [] }, { dryRun: true }))
+    t.equal(removed.filter((l) => l.startsWith('  - user ')).length, 25, 'every removal by name')
   })
 
   t.test('usage errors', async (t) => {
