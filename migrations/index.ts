@@ -6,6 +6,7 @@ import * as m0004 from './0004_seed_grants.js'
 import * as m0005 from './0005_row_team_visibility.js'
 import * as m0006 from './0006_policy_overrides.js'
 import * as m0007 from './0007_audit_events.js'
+import * as m0008 from './0008_managed_by.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -15,5 +16,6 @@ export const migrations: Record<string, Migration> = {
   '0004_seed_grants': m0004,
   '0005_row_team_visibility': m0005,
   '0006_policy_overrides': m0006,
-  '0007_audit_events': m0007
+  '0007_audit_events': m0007,
+  '0008_managed_by': m0008
 }

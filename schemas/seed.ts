@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Access, idOf, OptionalPermissions, UrlSafeName, Visibility } from './common.js'
 
 // DESIGN §6: the seed file, also the way a host syncs its directory in. Keys are kebab-case like the API.
+// It is the whole truth for the rows it manages (§9.1): what it no longer declares is removed.
 
 const strict = { additionalProperties: false } as const
 
@@ -13,7 +14,9 @@ export const SeedToken = Type.Union([
   }, strict)
 ])
 
-const Tokens = Type.Array(SeedToken, { description: 'Bearer secrets that act for this entity.' })
+const Tokens = Type.Array(SeedToken, {
+  description: "Bearer secrets that act for this entity: its complete list of seed tokens (a seed token no longer listed is removed; the API's and the host's stay)."
+})
 
 export const SeedUser = Type.Object({
   id: Type.Optional(idOf('user', 'Explicit id; generated when absent.')),
@@ -31,7 +34,7 @@ export const SeedTeam = Type.Object({
     'read-workspaces': Type.Optional(Type.Boolean({ description: 'Read on every workspace of the organization.' }))
   }, { additionalProperties: Type.Boolean(), description: 'Organization-level permissions; others may be given and are ignored.' })),
   members: Type.Optional(Type.Array(Type.String({ minLength: 1 }), {
-    description: "Usernames: the team's complete member list (members not listed are removed)."
+    description: "Usernames: the team's complete list of seed-managed members (a member the seed added and no longer lists is removed; absent means none). Members the API or the host added stay."
   })),
   tokens: Type.Optional(Tokens)
 }, strict)
@@ -61,7 +64,7 @@ export const SeedOrganization = Type.Object({
 export const SeedDocument = Type.Object({
   users: Type.Optional(Type.Array(SeedUser)),
   organizations: Type.Optional(Type.Array(SeedOrganization))
-}, { ...strict, description: 'Organizations, users, teams, memberships, workspaces, tokens and team access, applied idempotently.' })
+}, { ...strict, description: 'Organizations, users, teams, memberships, workspaces, tokens and team access, applied idempotently; the seed-managed rows it no longer declares are removed.' })
 
 export type SeedDocument = Static<typeof SeedDocument>
 export type SeedToken = Static<typeof SeedToken>

@@ -8,6 +8,7 @@ import { connect, ping } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
+import { countChanges, formatSeedSummary } from './db/seed-entries.js'
 import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from './jsonapi/errors.js'
 import { registerLoadShedding } from './load-shedding.js'
 import { registerMetrics } from './metrics.js'
@@ -214,7 +215,10 @@ async function seedOnStart (app: FastifyInstance, db: Kysely<Database>, config: 
   app.decorate('demoSeeded', false)
   if (config.seedFile !== undefined) {
     const summary = await applySeedFile(db, config.seedFile)
-    app.log.info({ seed: config.seedFile, ...summary }, 'seed file applied')
+    // the summary names rows (never a secret): every removal a start made is in its log, by name
+    const { created, changed, removed, ...counts } = summary
+    app.log.info({ seed: config.seedFile, ...counts, created: countChanges(created), changed: countChanges(changed), removed },
+      `seed file: ${formatSeedSummary(summary).join('\n')}`)
     return
   }
   // DESIGN §6: the published demo tokens only ever on a laptop — embedded, empty, no seed of
@@ -222,9 +226,9 @@ async function seedOnStart (app: FastifyInstance, db: Kysely<Database>, config: 
   if (!config.demo || !('dataDir' in config.database) || !isLoopback(config.host)) return
   const any = await db.selectFrom('organizations').select('id').limit(1).executeTakeFirst()
   if (any !== undefined) return
-  const summary = await applySeedFile(db, DEMO_SEED)
+  const { created, changed, removed, ...counts } = await applySeedFile(db, DEMO_SEED)
   app.demoSeeded = true
-  app.log.info({ seed: DEMO_SEED, ...summary }, 'empty embedded database: demo data applied')
+  app.log.info({ seed: DEMO_SEED, ...counts }, 'empty embedded database: demo data applied')
 }
 
 /** A listen address only this machine can reach. */

@@ -3,10 +3,11 @@ import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
 import { projectFile } from './project-file.js'
 import { connect } from './db/connect.js'
-import { migrate } from './db/migrate.js'
+import { migrate, upToDate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
+import { formatSeedSummary } from './db/seed.js'
 
-const USAGE = 'usage: team-access migrate | team-access seed FILE | team-access schemas [--check]   (database from DATABASE_URL or DATA_DIR)'
+const USAGE = 'usage: team-access migrate | team-access seed [--dry-run] FILE | team-access schemas [--check]   (database from DATABASE_URL or DATA_DIR)'
 export const OPENAPI_FILE = projectFile('schemas/openapi.json')
 
 /** The OpenAPI document as the standalone app serves it, formatted for the repository. */
@@ -34,23 +35,35 @@ async function schemas (check: boolean): Promise<number> {
   return 0
 }
 
-/** `npm run migrate` and `npm run seed -- FILE`: exit 0 on success, 1 with a one-line reason otherwise. */
-async function main (argv: string[]): Promise<number> {
-  const [command, file] = argv
-  if (command === 'schemas') return await schemas(file === '--check')
-  if (command !== 'migrate' && !(command === 'seed' && file !== undefined)) {
+/**
+ * `npm run migrate` and `npm run seed -- [--dry-run] FILE`: exit 0 on success, 1 with a one-line
+ * reason otherwise. A seed prints what it created, changed and removed; with --dry-run, what it
+ * would, and changes nothing.
+ */
+export async function main (argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  if (command === 'schemas') return await schemas(rest[0] === '--check')
+  const dryRun = command === 'seed' && rest[0] === '--dry-run'
+  const file = dryRun ? rest[1] : rest[0]
+  const extra = rest.length > (dryRun ? 2 : 1)
+  if (command !== 'migrate' && !(command === 'seed' && file !== undefined && !extra)) {
     console.error(USAGE)
     return 2
   }
   const config = loadConfig()
   const connection = await connect(config.database)
   try {
+    // a dry run changes nothing, not even the schema: it plans against a database already migrated
+    if (dryRun && !(await upToDate(connection.db))) {
+      console.error('team-access: the database has migrations to apply; run `team-access migrate` first, then the dry run')
+      return 1
+    }
     const applied = await migrate(connection.db)
     if (command === 'migrate') {
       console.log(applied.length === 0 ? 'migrations: up to date' : `migrations applied: ${applied.map((m) => m.migrationName).join(', ')}`)
     } else {
-      const summary = await applySeedFile(connection.db, file!)
-      console.log(`seed applied: ${JSON.stringify(summary)}`)
+      const [headline, ...lines] = formatSeedSummary(await applySeedFile(connection.db, file!, { dryRun }))
+      console.log([`seed ${file!}: ${headline!}`, ...lines].join('\n'))
     }
     return 0
   } finally {

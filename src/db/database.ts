@@ -20,16 +20,23 @@ export interface Database {
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
 
+/** Who manages a directory row (DESIGN §9.1, migration 0008): a seed removes only its own. */
+export type ManagedBy = 'seed' | 'api' | 'host'
+/** Written by every writer that knows its source; a row written without one is the host's. */
+type ManagedByColumn = Generated<ManagedBy>
+
 export interface OrganizationTable {
   id: string
   name: string
   created_at: CreatedAt
+  managed_by: ManagedByColumn
 }
 
 export interface UserTable {
   id: string
   username: string
   created_at: CreatedAt
+  managed_by: ManagedByColumn
 }
 
 export interface TeamTable {
@@ -41,11 +48,13 @@ export interface TeamTable {
   manage_workspaces: Generated<boolean>
   read_workspaces: Generated<boolean>
   created_at: CreatedAt
+  managed_by: ManagedByColumn
 }
 
 export interface TeamMembershipTable {
   team_id: string
   user_id: string
+  managed_by: ManagedByColumn
 }
 
 export interface WorkspaceTable {
@@ -53,6 +62,7 @@ export interface WorkspaceTable {
   organization_id: string
   name: string
   created_at: CreatedAt
+  managed_by: ManagedByColumn
 }
 
 export type TokenKind = 'organization' | 'team' | 'user'
@@ -66,6 +76,7 @@ export interface TokenTable {
   digest: string
   expires_at: Date | null
   created_at: CreatedAt
+  managed_by: ManagedByColumn
 }
 
 export interface TeamWorkspaceTable {
@@ -98,6 +109,9 @@ export interface WorkspaceAccessCountTable {
 export interface SeedGrantTable {
   fingerprint: string
   applied_at: CreatedAt
+  /** The entry's team and workspace (migration 0008; null for entries remembered before it): their removal forgets the entry. */
+  team_id: string | null
+  workspace_id: string | null
 }
 
 /** Who made a change: a token's kind, or the system (a seed file). */

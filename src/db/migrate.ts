@@ -23,12 +23,12 @@ export async function migrate (db: Kysely<any>): Promise<MigrationResult[]> {
 }
 
 /**
- * Every migration applied already, as on every start but the first (and on the first, with the
+ * Every migration applied already (a dry run asks this: it changes nothing, a migration included), as on every start but the first (and on the first, with the
  * embedded database's pre-migrated snapshot): two reads instead of the Migrator's round of a dozen
  * statements through its lock table (~150 ms and ~10 MB on PGlite). Reading needs no lock: a
  * migration another process is applying shows only once committed, and then this is a no-op.
  */
-async function upToDate (db: Kysely<any>): Promise<boolean> {
+export async function upToDate (db: Kysely<any>): Promise<boolean> {
   const { rows } = await sql<{ present: boolean }>`select to_regclass(${MIGRATION_TABLE}) is not null as present`.execute(db)
   if (rows[0]?.present !== true) return false
   const applied = await db.selectFrom(MIGRATION_TABLE).select('name').orderBy('name').execute()

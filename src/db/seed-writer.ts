@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { sql, type Transaction } from 'kysely'
+import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
 import type { SeedDocument, SeedTeamAccess, SeedToken } from '../../schemas/seed.js'
 import { PERMISSION_NAMES, permissionsOnAdd } from '../access/permissions.js'
 import { tokenDigest } from '../auth/token-digest.js'
@@ -7,30 +7,49 @@ import type { Database, TokenKind } from './database.js'
 import { newId } from './ids.js'
 import { PERMISSION_COLUMN_NAMES, permissionColumns, pickPermissions } from './permission-columns.js'
 import { recordEvents } from '../audit/audit-record.js'
-import { entry, SeedError, type SeedSummary } from './seed-entries.js'
+import { entry, noChanges, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
-type Subject = { kind: TokenKind, id: string }
+type Subject = { kind: TokenKind, id: string, label: string }
+type Organization = NonNullable<SeedDocument['organizations']>[number]
+type Named = { id?: string | undefined, name: string }
 
-/** Writes a validated seed inside one transaction; every database error is reported against its entry. */
+/** The seed writes every row it names as its own: created, or adopted when it exists (DESIGN §9.1). */
+const SEED = 'seed' as const
+
+/**
+ * Writes a validated seed inside one transaction; every database error is reported against its
+ * entry. The document is the whole truth for what the seed manages (DESIGN §9.1): seed-managed
+ * rows it no longer declares are removed, with what hangs on them, and every row it creates,
+ * changes or removes is named in the summary — which a dry run computes by this very code, in a
+ * transaction it rolls back.
+ */
 export class SeedWriter {
-  private readonly summary: SeedSummary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0 }
+  private readonly summary: SeedSummary
   private readonly userIds = new Map<string, string>()
-  /** The audit events of one application share an id, as a request's would: the grants that came together. */
+  /** The audit events of one application share an id, as a request's would: the changes that came together. */
   private readonly applicationId = randomUUID()
 
-  constructor (private readonly trx: Transaction<Database>) {}
+  constructor (private readonly trx: Transaction<Database>, dryRun = false) {
+    this.summary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0, dryRun, created: noChanges(), changed: noChanges(), removed: noChanges() }
+  }
 
   async write (seed: SeedDocument): Promise<SeedSummary> {
-    for (const [i, user] of (seed.users ?? []).entries()) {
+    const users = seed.users ?? []
+    // users are global: first the seed's users the document no longer declares (an entry may take a removed one's name)
+    await this.removeUsers(users.map((u) => ({ id: u.id, name: u.username })))
+    for (const [i, user] of users.entries()) {
       const where = entry('users', i, user)
+      const before = await this.trx.selectFrom('users').select(['username', 'managed_by'])
+        .where(user.id === undefined ? 'username' : 'id', '=', user.id ?? user.username).executeTakeFirst()
       const id = await this.at(where, () => this.trx.insertInto('users')
-        .values({ id: user.id ?? newId('user'), username: user.username })
+        .values({ id: user.id ?? newId('user'), username: user.username, managed_by: SEED })
         .onConflict((oc) => oc.column(user.id === undefined ? 'username' : 'id')
-          .doUpdateSet((eb) => ({ username: eb.ref('excluded.username') })))
+          .doUpdateSet((eb) => ({ username: eb.ref('excluded.username'), managed_by: SEED })))
         .returning('id').executeTakeFirstOrThrow())
+      this.note('users', user.username, before, { username: user.username })
       this.userIds.set(user.username, id.id)
       this.summary.users++
-      await this.tokens(user.tokens, { kind: 'user', id: id.id }, where)
+      await this.tokens(user.tokens, { kind: 'user', id: id.id, label: `user ${user.username}` }, where)
     }
     for (const [i, org] of (seed.organizations ?? []).entries()) {
       await this.organization(org, entry('organizations', i, org))
@@ -38,15 +57,20 @@ export class SeedWriter {
     return this.summary
   }
 
-  private async organization (org: NonNullable<SeedDocument['organizations']>[number], where: string): Promise<void> {
+  private async organization (org: Organization, where: string): Promise<void> {
+    const before = await this.trx.selectFrom('organizations').select(['name', 'managed_by'])
+      .where(org.id === undefined ? 'name' : 'id', '=', org.id ?? org.name).executeTakeFirst()
     const { id: orgId } = await this.at(where, () => this.trx.insertInto('organizations')
-      .values({ id: org.id ?? newId('org'), name: org.name })
+      .values({ id: org.id ?? newId('org'), name: org.name, managed_by: SEED })
       .onConflict((oc) => oc.column(org.id === undefined ? 'name' : 'id')
-        .doUpdateSet((eb) => ({ name: eb.ref('excluded.name') })))
+        .doUpdateSet((eb) => ({ name: eb.ref('excluded.name'), managed_by: SEED })))
       .returning('id').executeTakeFirstOrThrow())
+    this.note('organizations', org.name, before, { name: org.name })
     this.summary.organizations++
-    await this.tokens(org.tokens, { kind: 'organization', id: orgId }, where)
+    await this.tokens(org.tokens, { kind: 'organization', id: orgId, label: `organization ${org.name}` }, where)
 
+    // removals first: a declared team or workspace may take the name (or the owners flag) of one removed
+    await this.removeTeams(orgId, org.teams ?? [])
     const teamIds = new Map<string, string>()
     for (const [j, team] of (org.teams ?? []).entries()) {
       const at = entry('teams', j, team, where)
@@ -57,8 +81,13 @@ export class SeedWriter {
         visibility: team.visibility ?? 'secret',
         is_owners: team.owners ?? false,
         manage_workspaces: access['manage-workspaces'] ?? false,
-        read_workspaces: access['read-workspaces'] ?? false
+        read_workspaces: access['read-workspaces'] ?? false,
+        managed_by: SEED
       }
+      const previous = await this.trx.selectFrom('teams')
+        .select(['organization_id', 'name', 'visibility', 'is_owners', 'manage_workspaces', 'read_workspaces', 'managed_by'])
+        .$call((q) => team.id === undefined ? q.where('organization_id', '=', orgId).where('name', '=', team.name) : q.where('id', '=', team.id))
+        .executeTakeFirst()
       const row = await this.at(at, () => this.trx.insertInto('teams')
         .values({ id: team.id ?? newId('team'), ...values })
         .onConflict((oc) => (team.id === undefined ? oc.columns(['organization_id', 'name']) : oc.column('id'))
@@ -67,22 +96,29 @@ export class SeedWriter {
           .where('teams.organization_id', '=', orgId))
         .returning('id').executeTakeFirst())
       if (row === undefined) throw new SeedError(at, `id "${team.id!}" belongs to a team of another organization`)
+      const label = `${org.name}/${team.name}`
+      this.note('teams', label, previous, values)
       teamIds.set(team.name, row.id)
       this.summary.teams++
-      if (team.members !== undefined) await this.members(row.id, team.members, at)
-      await this.tokens(team.tokens, { kind: 'team', id: row.id }, at)
+      await this.members(row.id, label, team.members ?? [], at)
+      await this.tokens(team.tokens, { kind: 'team', id: row.id, label: `team ${label}` }, at)
     }
 
+    await this.removeWorkspaces(orgId, org.workspaces ?? [])
     const workspaceIds = new Map<string, string>()
     for (const [j, ws] of (org.workspaces ?? []).entries()) {
       const at = entry('workspaces', j, ws, where)
+      const previous = await this.trx.selectFrom('workspaces').select(['organization_id', 'name', 'managed_by'])
+        .$call((q) => ws.id === undefined ? q.where('organization_id', '=', orgId).where('name', '=', ws.name) : q.where('id', '=', ws.id))
+        .executeTakeFirst()
       const row = await this.at(at, () => this.trx.insertInto('workspaces')
-        .values({ id: ws.id ?? newId('ws'), organization_id: orgId, name: ws.name })
+        .values({ id: ws.id ?? newId('ws'), organization_id: orgId, name: ws.name, managed_by: SEED })
         .onConflict((oc) => (ws.id === undefined ? oc.columns(['organization_id', 'name']) : oc.column('id'))
-          .doUpdateSet({ name: ws.name })
+          .doUpdateSet({ name: ws.name, managed_by: SEED })
           .where('workspaces.organization_id', '=', orgId))
         .returning('id').executeTakeFirst())
       if (row === undefined) throw new SeedError(at, `id "${ws.id!}" belongs to a workspace of another organization`)
+      this.note('workspaces', `${org.name}/${ws.name}`, previous, { organization_id: orgId, name: ws.name })
       workspaceIds.set(ws.name, row.id)
       this.summary.workspaces++
     }
@@ -93,7 +129,7 @@ export class SeedWriter {
       if (teamId === undefined) throw new SeedError(at, `no team named "${grant.team}" in organization "${org.name}"`)
       const workspaceId = workspaceIds.get(grant.workspace) ?? await this.idByName('workspaces', orgId, grant.workspace)
       if (workspaceId === undefined) throw new SeedError(at, `no workspace named "${grant.workspace}" in organization "${org.name}"`)
-      await this.grant(grant, orgId, teamId, workspaceId)
+      await this.grant(grant, orgId, teamId, workspaceId, `${grant.team} on ${org.name}/${grant.workspace}`)
     }
   }
 
@@ -104,12 +140,12 @@ export class SeedWriter {
    * (team, workspace) row to what it says, whatever that row's id, or adds it: it never fails on
    * what the API did. Applying it records its audit event (System, `seed`) in the same statement.
    */
-  private async grant (grant: SeedTeamAccess, organizationId: string, teamId: string, workspaceId: string): Promise<void> {
+  private async grant (grant: SeedTeamAccess, organizationId: string, teamId: string, workspaceId: string, label: string): Promise<void> {
     const permissions = permissionsOnAdd(grant.access, pickPermissions(grant))
     const fingerprint = createHash('sha256')
       .update(JSON.stringify([teamId, workspaceId, grant.access, PERMISSION_NAMES.map((name) => permissions[name])]))
       .digest('hex')
-    const first = await this.trx.insertInto('seed_grants').values({ fingerprint })
+    const first = await this.trx.insertInto('seed_grants').values({ fingerprint, team_id: teamId, workspace_id: workspaceId })
       .onConflict((oc) => oc.column('fingerprint').doNothing())
       .returning('fingerprint').executeTakeFirst()
     if (first === undefined) {
@@ -125,17 +161,18 @@ export class SeedWriter {
       .onConflict((oc) => oc.columns(['team_id', 'workspace_id']).doUpdateSet(values))
       // which the upsert did: a row it inserted has xmax 0, a row it updated was locked by this transaction first
       .returning(['organization_id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES, sql<boolean>`xmax = 0`.as('added')]))
-    await recordEvents(applied, 'applied', {
+    const [event] = await recordEvents(applied, 'applied', {
       action: sql`case when applied.added then 'add_team' else 'update_team_permissions' end`,
       accessor: { kind: 'system', description: 'seed' },
       requestId: this.applicationId,
       permissions: true
-    }).execute()
+    }).returning(sql<string>`action`.as('action')).execute()
+    ;(event?.action === 'add_team' ? this.summary.created : this.summary.changed).teamAccess.push(label)
     this.summary.teamAccess++
   }
 
-  /** Makes `usernames` the team's complete member list. */
-  private async members (teamId: string, usernames: string[], where: string): Promise<void> {
+  /** Makes `usernames` the team's complete list of seed-managed members; members the API or the host added stay. */
+  private async members (teamId: string, teamLabel: string, usernames: string[], where: string): Promise<void> {
     const userIds: string[] = []
     for (const [k, username] of usernames.entries()) {
       const id = this.userIds.get(username) ??
@@ -143,32 +180,140 @@ export class SeedWriter {
       if (id === undefined) throw new SeedError(`${where} › members[${k}] "${username}"`, `no user named "${username}"`)
       userIds.push(id)
     }
-    let stale = this.trx.deleteFrom('team_memberships').where('team_id', '=', teamId)
-    if (userIds.length > 0) stale = stale.where('user_id', 'not in', userIds)
-    await stale.execute()
-    if (userIds.length > 0) {
-      await this.trx.insertInto('team_memberships')
-        .values(userIds.map((user_id) => ({ team_id: teamId, user_id })))
-        .onConflict((oc) => oc.doNothing()).execute()
-    }
+    await this.removeMemberships((eb) => eb.and([
+      eb('team_id', '=', teamId),
+      eb('managed_by', '=', SEED),
+      ...(userIds.length > 0 ? [eb('user_id', 'not in', userIds)] : [])
+    ]))
+    if (userIds.length === 0) return
+    const existing = new Map((await this.trx.selectFrom('team_memberships').select(['user_id', 'managed_by'])
+      .where('team_id', '=', teamId).execute()).map((m) => [m.user_id, m]))
+    await this.trx.insertInto('team_memberships')
+      .values(userIds.map((user_id) => ({ team_id: teamId, user_id, managed_by: SEED })))
+      .onConflict((oc) => oc.columns(['team_id', 'user_id']).doUpdateSet({ managed_by: SEED })).execute()
+    usernames.forEach((username, k) => this.note('memberships', `${teamLabel}: ${username}`, existing.get(userIds[k]!), {}))
   }
 
+  /** Makes `tokens` the subject's complete list of seed-managed tokens (by digest); tokens the API or the host made stay. */
   private async tokens (tokens: SeedToken[] | undefined, subject: Subject, where: string): Promise<void> {
+    const column = ({ organization: 'organization_id', team: 'team_id', user: 'user_id' } as const)[subject.kind]
+    const declared = (tokens ?? []).map((token) => tokenDigest(typeof token === 'string' ? token : token.token))
+    await this.removeTokens((eb) => eb.and([
+      eb(column, '=', subject.id),
+      eb('managed_by', '=', SEED),
+      ...(declared.length > 0 ? [eb('digest', 'not in', declared)] : [])
+    ]))
     for (const [k, token] of (tokens ?? []).entries()) {
-      const secret = typeof token === 'string' ? token : token.token
       const expiresAt = typeof token === 'string' || token['expires-at'] === undefined ? null : new Date(token['expires-at'])
       const values = {
         kind: subject.kind,
         organization_id: subject.kind === 'organization' ? subject.id : null,
         team_id: subject.kind === 'team' ? subject.id : null,
         user_id: subject.kind === 'user' ? subject.id : null,
-        expires_at: expiresAt
+        expires_at: expiresAt,
+        managed_by: SEED
       }
+      const before = await this.trx.selectFrom('tokens').select(['kind', 'organization_id', 'team_id', 'user_id', 'expires_at', 'managed_by'])
+        .where('digest', '=', declared[k]!).executeTakeFirst()
       await this.at(`${where} › tokens[${k}]`, () => this.trx.insertInto('tokens')
-        .values({ id: newId('at'), digest: tokenDigest(secret), ...values })
+        .values({ id: newId('at'), digest: declared[k]!, ...values })
         .onConflict((oc) => oc.column('digest').doUpdateSet(values))
         .execute())
+      this.note('tokens', subject.label, before, values)
       this.summary.tokens++
+    }
+  }
+
+  /** Removes the seed's users the document no longer declares (by id, or by username where no id is given), with their memberships and tokens. */
+  private async removeUsers (declared: Named[]): Promise<void> {
+    const doomed = await this.trx.selectFrom('users').select(['id', 'username']).where('managed_by', '=', SEED)
+      .where((eb) => notDeclared(eb, 'username', declared)).orderBy('username').forUpdate().execute()
+    if (doomed.length === 0) return
+    const ids = doomed.map((u) => u.id)
+    await this.removeMemberships((eb) => eb('user_id', 'in', ids))
+    await this.removeTokens((eb) => eb('user_id', 'in', ids))
+    await this.trx.deleteFrom('users').where('id', 'in', ids).execute()
+    this.summary.removed.users.push(...doomed.map((u) => u.username))
+  }
+
+  /** Removes the organization's seed-managed teams the document no longer declares, with their team access, memberships and tokens. */
+  private async removeTeams (organizationId: string, declared: Named[]): Promise<void> {
+    const doomed = await this.trx.selectFrom('teams').innerJoin('organizations as o', 'o.id', 'teams.organization_id')
+      .select(['teams.id', sql<string>`o.name || '/' || teams.name`.as('label')])
+      .where('teams.organization_id', '=', organizationId).where('teams.managed_by', '=', SEED)
+      .where((eb) => notDeclared(eb, 'teams.name', declared, 'teams.id')).orderBy('teams.name').forUpdate().execute()
+    if (doomed.length === 0) return
+    const ids = doomed.map((team) => team.id)
+    await this.removeTeamAccess('team_id', ids)
+    await this.removeMemberships((eb) => eb('team_id', 'in', ids))
+    await this.removeTokens((eb) => eb('team_id', 'in', ids))
+    await this.trx.deleteFrom('seed_grants').where('team_id', 'in', ids).execute()
+    await this.trx.deleteFrom('teams').where('id', 'in', ids).execute()
+    this.summary.removed.teams.push(...doomed.map((team) => team.label))
+  }
+
+  /** Removes the organization's seed-managed workspaces the document no longer declares, with their team access. */
+  private async removeWorkspaces (organizationId: string, declared: Named[]): Promise<void> {
+    const doomed = await this.trx.selectFrom('workspaces').innerJoin('organizations as o', 'o.id', 'workspaces.organization_id')
+      .select(['workspaces.id', sql<string>`o.name || '/' || workspaces.name`.as('label')])
+      .where('workspaces.organization_id', '=', organizationId).where('workspaces.managed_by', '=', SEED)
+      .where((eb) => notDeclared(eb, 'workspaces.name', declared, 'workspaces.id')).orderBy('workspaces.name').forUpdate().execute()
+    if (doomed.length === 0) return
+    const ids = doomed.map((ws) => ws.id)
+    await this.removeTeamAccess('workspace_id', ids)
+    await this.trx.deleteFrom('seed_grants').where('workspace_id', 'in', ids).execute()
+    await this.trx.deleteFrom('workspaces').where('id', 'in', ids).execute()
+    this.summary.removed.workspaces.push(...doomed.map((ws) => ws.label))
+  }
+
+  /** The team-access rows of removed teams or workspaces, each with its `remove_team` event (System, `seed`) in the same statement. */
+  private async removeTeamAccess (column: 'team_id' | 'workspace_id', ids: string[]): Promise<void> {
+    const removed = await this.trx
+      .with('removed', (qc) => qc.deleteFrom('team_workspaces').where(column, 'in', ids)
+        .returning(['id', 'organization_id', 'team_id', 'workspace_id']))
+      .with('audit', (qc) => recordEvents(qc, 'removed', { action: 'remove_team', accessor: { kind: 'system', description: 'seed' }, requestId: this.applicationId, permissions: false }))
+      .selectFrom('removed')
+      .innerJoin('teams as t', 't.id', 'removed.team_id')
+      .innerJoin('workspaces as w', 'w.id', 'removed.workspace_id')
+      .innerJoin('organizations as o', 'o.id', 'removed.organization_id')
+      .select(sql<string>`t.name || ' on ' || o.name || '/' || w.name`.as('label'))
+      .orderBy('label').execute()
+    this.summary.removed.teamAccess.push(...removed.map((r) => r.label))
+  }
+
+  private async removeMemberships (which: (eb: ExpressionBuilder<Database, 'team_memberships'>) => Expression<SqlBool>): Promise<void> {
+    const removed = await this.trx
+      .with('gone', (qc) => qc.deleteFrom('team_memberships').where(which).returning(['team_id', 'user_id']))
+      .selectFrom('gone')
+      .innerJoin('teams as t', 't.id', 'gone.team_id')
+      .innerJoin('organizations as o', 'o.id', 't.organization_id')
+      .innerJoin('users as u', 'u.id', 'gone.user_id')
+      .select(sql<string>`o.name || '/' || t.name || ': ' || u.username`.as('label'))
+      .orderBy('label').execute()
+    this.summary.removed.memberships.push(...removed.map((r) => r.label))
+  }
+
+  /** Removes tokens, named by their kind and owner — never by secret or digest. */
+  private async removeTokens (which: (eb: ExpressionBuilder<Database, 'tokens'>) => Expression<SqlBool>): Promise<void> {
+    const removed = await this.trx
+      .with('gone', (qc) => qc.deleteFrom('tokens').where(which).returning(['kind', 'organization_id', 'team_id', 'user_id']))
+      .selectFrom('gone')
+      .leftJoin('organizations as o', 'o.id', 'gone.organization_id')
+      .leftJoin('teams as t', 't.id', 'gone.team_id')
+      .leftJoin('organizations as tor', 'tor.id', 't.organization_id')
+      .leftJoin('users as u', 'u.id', 'gone.user_id')
+      .select(sql<string>`case gone.kind when 'user' then 'user ' || u.username when 'team' then 'team ' || tor.name || '/' || t.name
+        else 'organization ' || o.name end`.as('label'))
+      .orderBy('label').execute()
+    this.summary.removed.tokens.push(...removed.map((r) => r.label))
+  }
+
+  /** Counts a written row: created when it did not exist, changed when a value (or its source) was different. */
+  private note (kind: keyof SeedChanges, label: string, before: Record<string, unknown> | undefined, after: Record<string, unknown>): void {
+    if (before === undefined) {
+      this.summary.created[kind].push(label)
+    } else if (before.managed_by !== SEED || Object.entries(after).some(([key, value]) => !sameValue(before[key], value))) {
+      this.summary.changed[kind].push(label)
     }
   }
 
@@ -191,3 +336,18 @@ export class SeedWriter {
     }
   }
 }
+
+/** Rows no entry names: entries with an id name their row by id, entries without one by name. */
+function notDeclared (eb: ExpressionBuilder<any, any>, nameColumn: string, declared: Named[], idColumn = 'id'): Expression<SqlBool> {
+  const ids = declared.flatMap((d) => (d.id === undefined ? [] : [d.id]))
+  const names = declared.flatMap((d) => (d.id === undefined ? [d.name] : []))
+  return eb.and([
+    ...(ids.length > 0 ? [eb(eb.ref(idColumn), 'not in', ids)] : []),
+    ...(names.length > 0 ? [eb(eb.ref(nameColumn), 'not in', names)] : [])
+  ])
+}
+
+const sameValue = (a: unknown, b: unknown): boolean =>
+  a instanceof Date || b instanceof Date
+    ? (a instanceof Date ? a.getTime() : a) === (b instanceof Date ? b.getTime() : b)
+    : a === b

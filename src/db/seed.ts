@@ -6,20 +6,44 @@ import { customOnlyViolations } from '../access/permissions.js'
 import type { Database } from './database.js'
 import { pickPermissions } from './permission-columns.js'
 import { SeedWriter } from './seed-writer.js'
-import { entry, labelOf, SeedError, type SeedSummary } from './seed-entries.js'
+import { entry, formatSeedSummary, labelOf, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
-export { SeedError, type SeedSummary }
+export { formatSeedSummary, SeedError, type SeedChanges, type SeedSummary }
+
+export interface ApplySeedOptions {
+  /** Plan only: run the apply in a transaction that is rolled back, and return what it would do. */
+  dryRun?: boolean
+}
+
+/** Carries a dry run's summary out of the transaction it rolls back. */
+class RolledBack extends Error {
+  constructor (readonly summary: SeedSummary) {
+    super('dry run: rolled back')
+  }
+}
 
 // compiled on first use, not on import: a start with nothing to seed does not pay for it (~50 ms)
 let validateDocument: ValidateFunction<SeedDocument> | undefined
 
 /**
- * Applies a seed document (DESIGN §6) in one transaction: everything or nothing.
- * Upserts by id, or by name where no id is given, so applying it twice changes nothing.
+ * Applies a seed document (DESIGN §6, §9.1) in one transaction: everything or nothing.
+ * Upserts by id, or by name where no id is given, so applying it twice changes nothing; removes
+ * the seed-managed rows the document no longer declares. Returns what it created, changed and
+ * removed. With `dryRun`, the very same apply runs and is rolled back: the summary is the plan.
  */
-export async function applySeed (db: Kysely<Database>, document: unknown): Promise<SeedSummary> {
+export async function applySeed (db: Kysely<Database>, document: unknown, options: ApplySeedOptions = {}): Promise<SeedSummary> {
   const seed = validateSeed(document)
-  return await db.transaction().execute((trx) => new SeedWriter(trx).write(seed))
+  const dryRun = options.dryRun === true
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const summary = await new SeedWriter(trx, dryRun).write(seed)
+      if (dryRun) throw new RolledBack(summary)
+      return summary
+    })
+  } catch (err) {
+    if (err instanceof RolledBack) return err.summary
+    throw err
+  }
 }
 
 export function validateSeed (document: unknown): SeedDocument {

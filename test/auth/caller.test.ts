@@ -77,7 +77,8 @@ t.test(`token → caller (DESIGN §3) on ${ENGINE}`, async (t) => {
     t.same(await resolveToken(app.db, 'bob-future-token'), { kind: 'user', userId: 'user-bob' })
   })
   t.test('a deleted subject takes its tokens with it', async (t) => {
-    await applySeed(app.db, { users: [{ id: 'user-tmp', username: 'tmp', tokens: ['tmp-token-123'] }] })
+    // the whole document: a seed removes the users it no longer declares (DESIGN §9.1)
+    await applySeed(app.db, { ...seed, users: [...seed.users, { id: 'user-tmp', username: 'tmp', tokens: ['tmp-token-123'] }] })
     t.ok(await resolveToken(app.db, 'tmp-token-123'))
     await app.db.deleteFrom('users').where('id', '=', 'user-tmp').execute()
     t.equal(await resolveToken(app.db, 'tmp-token-123'), null)

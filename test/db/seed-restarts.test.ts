@@ -13,12 +13,13 @@ import { bearer, ENGINE, freshLocation, testConfig } from '../helper.js'
  * again with the same SEED_FILE on the same database.
  */
 const OWNER = 'restart-owner-token'
-const seedWith = (grants: object[]) => ({
+const TEAMS = [{ id: 'team-r-red', name: 'red' }, { id: 'team-r-blue', name: 'blue' }, { id: 'team-r-green', name: 'green' }]
+const seedWith = (grants: object[], { token = OWNER, teams = TEAMS } = {}) => ({
   organizations: [{
     id: 'org-restart',
     name: 'restart',
-    tokens: [OWNER],
-    teams: [{ id: 'team-r-red', name: 'red' }, { id: 'team-r-blue', name: 'blue' }, { id: 'team-r-green', name: 'green' }],
+    tokens: [token],
+    teams,
     workspaces: [{ id: 'ws-r-prod', name: 'prod' }, { id: 'ws-r-dev', name: 'dev' }],
     'team-access': grants
   }]
@@ -32,7 +33,7 @@ t.test(`a seed never undoes the API, across restarts (${ENGINE})`, async (t) => 
   const location: DatabaseLocation = ENGINE === 'postgres' ? await freshLocation(t) : { dataDir: await mkdtemp(join(tmpdir(), 'team-access-restart-')) }
   if ('dataDir' in location) t.teardown(() => rm(location.dataDir, { recursive: true, force: true }))
   const seedFile = join(await mkdtemp(join(tmpdir(), 'team-access-seed-')), 'seed.json')
-  const writeSeed = (grantList: object[]) => writeFile(seedFile, JSON.stringify(seedWith(grantList)))
+  const writeSeed = (grantList: object[], options: Parameters<typeof seedWith>[1] = {}) => writeFile(seedFile, JSON.stringify(seedWith(grantList, options)))
   let app: FastifyInstance | undefined
   t.teardown(() => app?.close())
   const restart = async () => {
@@ -86,5 +87,18 @@ t.test(`a seed never undoes the API, across restarts (${ENGINE})`, async (t) => 
     await writeSeed([...grants, { id: 'tws-r-new', team: 'red', workspace: 'dev', access: 'read' }])
     await restart()
     t.match((await rows()).find((r) => r.id === 'tws-r-new'), { team_id: 'team-r-red', workspace_id: 'ws-r-dev', access: 'read' })
+  })
+
+  t.test('DESIGN §9.1 across a restart: a token rotated in SEED_FILE and a team deleted from it are gone', async (t) => {
+    t.equal((await api('DELETE', '/team-workspaces/tws-nope')).statusCode, 404, 'the owner token answers (and is remembered)')
+    t.ok((await rows()).some((r) => r.team_id === 'team-r-green'), 'green has a row (the one the API re-added)')
+    const rotated = 'restart-owner-token-2'
+    await writeSeed([removed, lowered], { token: rotated, teams: TEAMS.filter((x) => x.name !== 'green') })
+    await restart()
+    t.same((await rows()).filter((r) => r.team_id === 'team-r-green'), [], 'the team’s rows went with it')
+    t.same(await app!.db.selectFrom('teams').select('id').where('id', '=', 'team-r-green').execute(), [])
+    const read = (token: string) => app!.inject({ url: '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-r-prod', headers: bearer(token) })
+    t.equal((await read(OWNER)).statusCode, 401, 'the rotated-out token: 401')
+    t.equal((await read(rotated)).statusCode, 200, 'the new one: 200')
   })
 })

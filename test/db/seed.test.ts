@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Test } from 'tap'
 import type { Database } from '../../src/db/database.js'
 import { applySeed, SeedError } from '../../src/db/seed.js'
+import { noChanges } from '../../src/db/seed-entries.js'
 import { applySeedFile } from '../../src/db/seed-file.js'
 import { DEMO_SEED } from '../../src/app.js'
 import { freshDatabase, snapshot, ENGINE } from '../helper.js'
@@ -18,7 +19,17 @@ t.test(`seed files on ${ENGINE}`, async (t) => {
 
   t.test('the DESIGN §6 example applies, with every entity and its fields', async (t) => {
     const summary = await applySeed(db, designSeed)
-    t.same(summary, { users: 2, organizations: 1, teams: 3, workspaces: 1, teamAccess: 1, teamAccessAlreadyApplied: 0, tokens: 4 })
+    t.match(summary, { users: 2, organizations: 1, teams: 3, workspaces: 1, teamAccess: 1, teamAccessAlreadyApplied: 0, tokens: 4, dryRun: false })
+    t.same(summary.created, {
+      organizations: ['acme'],
+      users: ['alice', 'bob'],
+      teams: ['acme/owners', 'acme/ops', 'acme/red'],
+      memberships: ['acme/owners: alice', 'acme/red: bob'],
+      workspaces: ['acme/prod'],
+      tokens: ['user alice', 'user bob', 'organization acme', 'team acme/owners'],
+      teamAccess: ['red on acme/prod']
+    }, 'every row created is named, tokens by kind and owner')
+    t.same([summary.changed, summary.removed], [noChanges(), noChanges()])
     const teams = await db.selectFrom('teams').selectAll().orderBy('name').execute()
     t.same(teams.map((x) => [x.id, x.name, x.visibility, x.is_owners, x.manage_workspaces, x.read_workspaces]), [
       ['team-ops', 'ops', 'organization', false, true, false],
@@ -26,7 +37,7 @@ t.test(`seed files on ${ENGINE}`, async (t) => {
       ['team-red', 'red', 'secret', false, false, false]
     ])
     const members = await db.selectFrom('team_memberships').selectAll().orderBy('team_id').execute()
-    t.same(members, [{ team_id: 'team-owners', user_id: 'user-alice' }, { team_id: 'team-red', user_id: 'user-bob' }])
+    t.same(members, [{ team_id: 'team-owners', user_id: 'user-alice', managed_by: 'seed' }, { team_id: 'team-red', user_id: 'user-bob', managed_by: 'seed' }])
     const access = await db.selectFrom('team_workspaces').selectAll().executeTakeFirstOrThrow()
     t.match(access, {
       id: 'tws-1',
@@ -50,7 +61,8 @@ t.test(`seed files on ${ENGINE}`, async (t) => {
   })
 
   t.test('entries without ids are upserted by name', async (t) => {
-    const seed = { users: [{ username: 'dave' }], organizations: [{ name: 'acme', workspaces: [{ name: 'dev' }], teams: [{ name: 'red', members: ['bob', 'dave'] }] }] }
+    // the document is the whole truth for the seed's rows (§9.1): bob is declared, by name, to stay
+    const seed = { users: [{ username: 'bob' }, { username: 'dave' }], organizations: [{ name: 'acme', workspaces: [{ name: 'dev' }], teams: [{ name: 'red', members: ['bob', 'dave'] }] }] }
     await applySeed(db, seed)
     const once = await snapshot(db)
     await applySeed(db, seed)
