@@ -1,9 +1,8 @@
 import t from 'tap'
 import { connect as netConnect } from 'node:net'
-import { sql } from 'kysely'
 import { buildApp } from '../src/app.js'
 import { applySeed } from '../src/db/seed.js'
-import { ENGINE, freshLocation, testConfig } from './helper.js'
+import { ENGINE, freshLocation, holdRow, patchOverSocket, testConfig } from './helper.js'
 import { TOKENS, world } from './fixtures/world.js'
 
 /** What a client sends raw, and everything the server answers before it closes the connection. */
@@ -53,29 +52,12 @@ t.test(`a client that goes away mid-request is one info line, without a stack, o
   await app.listen({ port: 0, host: '127.0.0.1' })
   const port = (app.server.address() as { port: number }).port
   // the row's lock (PostgreSQL) or the one connection (PGlite) is held while the client leaves
-  let release!: () => void
-  const held = new Promise<void>((resolve) => { release = resolve })
-  let locked!: () => void
-  const isLocked = new Promise<void>((resolve) => { locked = resolve })
-  const lock = app.db.transaction().execute(async (trx) => {
-    await sql`select id from team_workspaces where id = 'tws-writers-prod' for update`.execute(trx)
-    locked()
-    await held
-  })
-  await isLocked
-  const body = JSON.stringify({ data: { attributes: { access: 'read' } } })
-  const sockets = Array.from({ length: 4 }, () => {
-    const socket = netConnect(port, '127.0.0.1')
-    socket.on('error', () => {})
-    socket.write(`PATCH /api/v2/team-workspaces/tws-writers-prod HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKENS.organization}\r\n` +
-      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
-    return socket
-  })
+  const release = await holdRow(app.db, 'tws-writers-prod')
+  const sockets = Array.from({ length: 4 }, () => patchOverSocket(port, TOKENS.organization, 'tws-writers-prod', { access: 'read' }))
   await new Promise((resolve) => setTimeout(resolve, 300))
   for (const socket of sockets) socket.destroy()
   await new Promise((resolve) => setTimeout(resolve, 100))
-  release()
-  await lock
+  await release()
   await new Promise((resolve) => setTimeout(resolve, 300))
   const gone = lines.filter((l) => l.msg === 'client closed the connection before the answer')
   t.equal(gone.length, 4, 'one line per request whose client left')

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto'
+import { connect as netConnect, type Socket } from 'node:net'
+import { sql } from 'kysely'
 import type { Test } from 'tap'
 import pg from 'pg'
 import type { FastifyInstance } from 'fastify'
@@ -67,3 +69,36 @@ export async function snapshot (db: Connection['db']): Promise<Record<string, un
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
+
+/**
+ * Holds a team-access row's lock in a transaction of its own until the returned function is
+ * called: on PostgreSQL, statements that write the row wait on the lock; on PGlite, which has one
+ * connection, every statement waits for it.
+ */
+export async function holdRow (db: Connection['db'], id: string): Promise<() => Promise<void>> {
+  let release!: () => void
+  const held = new Promise<void>((resolve) => { release = resolve })
+  let locked!: () => void
+  const isLocked = new Promise<void>((resolve) => { locked = resolve })
+  const lock = db.transaction().execute(async (trx) => {
+    await sql`select id from team_workspaces where id = ${id} for update`.execute(trx)
+    locked()
+    await held
+  })
+  await isLocked
+  return async () => {
+    release()
+    await lock
+  }
+}
+
+/** A PATCH of a team-access row written to a raw socket (the test destroys it when it likes). */
+export function patchOverSocket (port: number, token: string, id: string, attributes: Record<string, unknown>): Socket {
+  const body = JSON.stringify({ data: { type: 'team-workspaces', attributes } })
+  const socket = netConnect(port, '127.0.0.1')
+  socket.on('error', () => {})
+  socket.resume()
+  socket.write(`PATCH /api/v2/team-workspaces/${id} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
+    `Content-Type: application/vnd.api+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+  return socket
+}

@@ -1,7 +1,5 @@
 import t from 'tap'
-import { connect as netConnect, type Socket } from 'node:net'
-import { sql } from 'kysely'
-import { build, ENGINE } from '../helper.js'
+import { build, ENGINE, holdRow, patchOverSocket } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
 
 /**
@@ -12,41 +10,19 @@ import { TOKENS, world } from '../fixtures/world.js'
  * the test holds; on PGlite while they wait for the one connection the test holds in a
  * transaction), then, idle, five single reads each answer 200 within 500 ms.
  */
-const PATCH = JSON.stringify({ data: { type: 'team-workspaces', attributes: { access: 'read' } } })
-
 t.test(`requests abandoned mid-request give their turns back, on ${ENGINE}`, async (t) => {
   const app = await build(t, { seed: world })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const port = (app.server.address() as { port: number }).port
 
-  const patch = (access: string): Socket => {
-    const body = PATCH.replace('read', access)
-    const socket = netConnect(port, '127.0.0.1')
-    socket.on('error', () => {})
-    socket.resume()
-    socket.write(`PATCH /api/v2/team-workspaces/tws-writers-prod HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKENS.organization}\r\n` +
-      `Content-Type: application/vnd.api+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
-    return socket
-  }
-
   for (let burst = 0; burst < 6; burst++) {
     // the row's lock (PostgreSQL), or the one connection (PGlite), is held until the clients are gone
-    let release!: () => void
-    const held = new Promise<void>((resolve) => { release = resolve })
-    let locked!: () => void
-    const isLocked = new Promise<void>((resolve) => { locked = resolve })
-    const lock = app.db.transaction().execute(async (trx) => {
-      await sql`select id from team_workspaces where id = 'tws-writers-prod' for update`.execute(trx)
-      locked()
-      await held
-    })
-    await isLocked
-    const sockets = Array.from({ length: 16 }, (_, i) => patch(i % 2 === 0 ? 'read' : 'write'))
+    const release = await holdRow(app.db, 'tws-writers-prod')
+    const sockets = Array.from({ length: 16 }, (_, i) => patchOverSocket(port, TOKENS.organization, 'tws-writers-prod', { access: i % 2 === 0 ? 'read' : 'write' }))
     await new Promise((resolve) => setTimeout(resolve, 300))
     for (const socket of sockets) socket.destroy()
     await new Promise((resolve) => setTimeout(resolve, 50))
-    release()
-    await lock
+    await release()
   }
   // the abandoned statements finish (or time out) and nothing is left holding a turn
   await new Promise((resolve) => setTimeout(resolve, 500))
