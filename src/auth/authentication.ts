@@ -81,12 +81,14 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
   // unit of the address's budget, given back when the host vouches for the caller
   const fromHost = async (request: FastifyRequest): Promise<Caller | null> => {
     if (!(await gate.enter(request.ip))) throw tooMany()
-    let caller: Caller | null = null
+    let caller: Caller | null
     try {
       caller = withoutToken(await authenticate!(request))
-    } finally {
-      gate.leave(request.ip, caller === null)
+    } catch (error) {
+      gate.leave(request.ip, false) // the host failed, not the credential
+      throw error
     }
+    gate.leave(request.ip, caller === null)
     return caller
   }
   const callerOf = authenticate === undefined ? fromToken : fromHost

@@ -250,5 +250,5 @@ export default fp<AdmissionOptions>(async (app, options) => {
   })
 }, { name: 'team-access-admission', fastify: '5.x' })
 
-const clientLeft = (request: FastifyRequest): boolean =>
-  request.raw.socket?.destroyed === true || request.raw.destroyed
+/** Its connection is gone (a request's own stream may be done with once its body is read: not a sign). */
+const clientLeft = (request: FastifyRequest): boolean => request.raw.socket?.destroyed === true
