@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { readFileSync } from 'node:fs'
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
-import { defaultMaxConnections, type Config } from './config.js'
+import { defaultConnections, type Config } from './config.js'
 import { connect, ping } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate } from './db/migrate.js'
@@ -24,8 +24,6 @@ export const DEMO_SEED = projectFile('seeds/demo.json')
 const VERSION = (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version
 const DEMO_TOKEN = 'acme-owners-demo-token'
 const DEMO_WORKSPACE = 'ws-DemoProduction01'
-/** Connection limits when the config names none (tests and hosts building the app themselves). */
-const DEFAULT_CONNECTIONS = { max: defaultMaxConnections(), headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 }
 
 export interface BuildOptions {
   /** Fastify's logger option; by default pino at the configured level with the Authorization header redacted. */
@@ -66,7 +64,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   const pretty = options.logger === undefined &&
     (options.prettyLogs ?? (options.logStream === undefined && process.stdout.isTTY === true))
   const destination = options.logStream ?? (pretty ? process.stdout : undefined)
-  const connections = config.connections ?? DEFAULT_CONNECTIONS
+  const connections = config.connections ?? defaultConnections()
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,

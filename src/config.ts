@@ -6,6 +6,9 @@ import { isIP } from 'node:net'
 import { StringEnum } from '../schemas/common.js'
 import type { DatabaseLocation, DatabaseTimeouts } from './db/connect.js'
 
+/** HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS when unset. */
+const CONNECTION_TIMEOUTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 }
+
 /** The settings of DESIGN §5, from the environment. */
 export const Settings = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'Listen port.' }),
@@ -24,8 +27,8 @@ export const Settings = Type.Object({
   LOAD_SHED_HEAP_USED_MB: Type.Optional(Type.Integer({ minimum: 0, description: 'Past this much V8 heap in use, API requests answer 503; unset → 90% of the heap limit, 0 switches it off.' })),
   LOAD_SHED_RSS_MB: Type.Integer({ minimum: 0, default: 0, description: 'Past this resident set size, API requests answer 503; 0 (the default) switches it off.' }),
   MAX_CONNECTIONS: Type.Optional(Type.Integer({ minimum: 1, description: 'Client connections held at once; past it a new connection is closed at once. Unset → three quarters of the process\'s file-descriptor limit (at most 32,768).' })),
-  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10_000, description: 'How long a client may take to send a request\'s headers before its connection is closed.' }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 30_000, description: 'How long a client may take to send a whole request, and how long an idle connection is kept.' }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1, default: CONNECTION_TIMEOUTS.headersTimeoutMs, description: 'How long a client may take to send a request\'s headers before its connection is closed.' }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1, default: CONNECTION_TIMEOUTS.requestTimeoutMs, description: 'How long a client may take to send a whole request, and how long an idle connection is kept.' }),
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1, description: 'Who may say, in X-Forwarded-For, which client a request comes from: `true` (any proxy: only when nothing else can reach the service), a number of proxy hops, or addresses and CIDR ranges of the proxies, comma-separated. Unset → the connection\'s own address counts.' })),
   DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections in the pool.' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a request waits for a pool connection before 503.' }),
@@ -90,6 +93,9 @@ export function defaultMaxConnections (limitsFile = '/proc/self/limits'): number
 
 /** Fastify's `trustProxy`: any proxy, the proxies' addresses, or which hops to trust. */
 export type TrustProxy = boolean | string[] | ((address: string, hop: number) => boolean)
+
+/** The connection limits when no setting names them (tests and hosts that build the app themselves). */
+export const defaultConnections = (): Connections => ({ max: defaultMaxConnections(), ...CONNECTION_TIMEOUTS })
 
 /** TRUST_PROXY as Fastify's `trustProxy`: true, a hop count, or the proxies' addresses. */
 export function parseTrustProxy (value: string): TrustProxy {

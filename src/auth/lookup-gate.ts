@@ -1,3 +1,5 @@
+import { Recent } from './recent.js'
+
 /**
  * Which credentials may cost a lookup (DESIGN §5): a flood of made-up tokens from one address is
  * bounded, and never shuts valid credentials from the same address out.
@@ -19,8 +21,8 @@
  */
 export class LookupGate {
   private readonly addresses = new Map<string, AddressBudget>()
-  private readonly valid = new Recent(10_000, 24 * 60 * 60_000)
-  private readonly unknown = new Recent(10_000, 5_000)
+  private readonly valid = new Recent<true>(10_000, 24 * 60 * 60_000)
+  private readonly unknown = new Recent<true>(10_000, 5_000)
 
   constructor (private readonly perSecond: number, private readonly maxWaitMs = 1000) {}
 
@@ -40,10 +42,10 @@ export class LookupGate {
     if (this.perSecond <= 0) return
     if (valid) {
       this.unknown.delete(digest)
-      this.valid.add(digest)
+      this.valid.set(digest, true)
     } else {
       this.valid.delete(digest)
-      this.unknown.add(digest)
+      this.unknown.set(digest, true)
     }
     if (counted) this.leave(address, !valid)
   }
@@ -118,30 +120,5 @@ class AddressBudget {
       this.second = now
       this.failures = 0
     }
-  }
-}
-
-/** A bounded set whose members last `ttlMs`; the oldest leave first when it is full. */
-class Recent {
-  private readonly until = new Map<string, number>()
-
-  constructor (private readonly max: number, private readonly ttlMs: number) {}
-
-  has (key: string): boolean {
-    const until = this.until.get(key)
-    if (until === undefined) return false
-    if (until > Date.now()) return true
-    this.until.delete(key)
-    return false
-  }
-
-  add (key: string): void {
-    this.until.delete(key) // re-inserted last: the map's order is the order of freshness
-    if (this.until.size >= this.max) this.until.delete(this.until.keys().next().value!)
-    this.until.set(key, Date.now() + this.ttlMs)
-  }
-
-  delete (key: string): void {
-    this.until.delete(key)
   }
 }

@@ -1,4 +1,5 @@
 import type { Caller } from './caller.js'
+import { Recent } from './recent.js'
 
 /**
  * Whom each recently seen token named: digest → caller, so that a request whose token was seen
@@ -12,25 +13,18 @@ import type { Caller } from './caller.js'
  * dropped first.
  */
 export class TokenIdentities {
-  private readonly entries = new Map<string, { caller: Caller, until: number }>()
+  private readonly entries: Recent<Caller>
 
-  constructor (private readonly max = 10_000, private readonly ttlMs = 60_000) {}
+  constructor (max = 10_000, ttlMs = 60_000) {
+    this.entries = new Recent(max, ttlMs)
+  }
 
   get (digest: string): Caller | undefined {
-    const entry = this.entries.get(digest)
-    if (entry === undefined) return undefined
-    if (entry.until <= Date.now()) {
-      this.entries.delete(digest)
-      return undefined
-    }
-    return entry.caller
+    return this.entries.get(digest)
   }
 
   remember (digest: string, caller: Caller, expiresAt: Date | null): void {
-    const until = Math.min(Date.now() + this.ttlMs, expiresAt?.getTime() ?? Infinity)
-    this.entries.delete(digest) // re-inserted last: the map's order is the order of freshness
-    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value!)
-    this.entries.set(digest, { caller: Object.freeze({ ...caller }), until })
+    this.entries.set(digest, Object.freeze({ ...caller }), expiresAt?.getTime() ?? Infinity)
   }
 
   forget (digest: string): void {

@@ -236,12 +236,20 @@ export class SeedWriter {
     this.summary.removed.users.push(...doomed.map((u) => u.username))
   }
 
+  /**
+   * The organization's seed-managed teams or workspaces the document no longer declares, locked,
+   * each with its label (`organization/name`), in name order.
+   */
+  private async undeclared (table: 'teams' | 'workspaces', organizationId: string, declared: Named[]): Promise<Array<{ id: string, label: string }>> {
+    return await this.trx.selectFrom(`${table} as r` as 'teams as r').innerJoin('organizations as o', 'o.id', 'r.organization_id')
+      .select(['r.id', sql<string>`o.name || '/' || r.name`.as('label')])
+      .where('r.organization_id', '=', organizationId).where('r.managed_by', '=', SEED)
+      .where((eb) => notDeclared(eb, 'r.name', declared, 'r.id')).orderBy('r.name').forUpdate().execute()
+  }
+
   /** Removes the organization's seed-managed teams the document no longer declares, with their team access, memberships and tokens. */
   private async removeTeams (organizationId: string, declared: Named[]): Promise<void> {
-    const doomed = await this.trx.selectFrom('teams').innerJoin('organizations as o', 'o.id', 'teams.organization_id')
-      .select(['teams.id', sql<string>`o.name || '/' || teams.name`.as('label')])
-      .where('teams.organization_id', '=', organizationId).where('teams.managed_by', '=', SEED)
-      .where((eb) => notDeclared(eb, 'teams.name', declared, 'teams.id')).orderBy('teams.name').forUpdate().execute()
+    const doomed = await this.undeclared('teams', organizationId, declared)
     if (doomed.length === 0) return
     const ids = doomed.map((team) => team.id)
     await this.removeTeamAccess('team_id', ids)
@@ -254,10 +262,7 @@ export class SeedWriter {
 
   /** Removes the organization's seed-managed workspaces the document no longer declares, with their team access. */
   private async removeWorkspaces (organizationId: string, declared: Named[]): Promise<void> {
-    const doomed = await this.trx.selectFrom('workspaces').innerJoin('organizations as o', 'o.id', 'workspaces.organization_id')
-      .select(['workspaces.id', sql<string>`o.name || '/' || workspaces.name`.as('label')])
-      .where('workspaces.organization_id', '=', organizationId).where('workspaces.managed_by', '=', SEED)
-      .where((eb) => notDeclared(eb, 'workspaces.name', declared, 'workspaces.id')).orderBy('workspaces.name').forUpdate().execute()
+    const doomed = await this.undeclared('workspaces', organizationId, declared)
     if (doomed.length === 0) return
     const ids = doomed.map((ws) => ws.id)
     await this.removeTeamAccess('workspace_id', ids)
