@@ -7,6 +7,7 @@ import * as m0005 from './0005_row_team_visibility.js'
 import * as m0006 from './0006_policy_overrides.js'
 import * as m0007 from './0007_audit_events.js'
 import * as m0008 from './0008_managed_by.js'
+import * as m0009 from './0009_directory_api.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -17,5 +18,6 @@ export const migrations: Record<string, Migration> = {
   '0005_row_team_visibility': m0005,
   '0006_policy_overrides': m0006,
   '0007_audit_events': m0007,
-  '0008_managed_by': m0008
+  '0008_managed_by': m0008,
+  '0009_directory_api': m0009
 }

@@ -7,8 +7,11 @@ import { ErrorDocument } from './jsonapi.js'
 // time, `meta` a map, pagination integers).
 // @see https://developer.hashicorp.com/terraform/cloud-docs/api-docs/audit-trails
 
-export const AuditAction = StringEnum(['add_team', 'update_team_permissions', 'remove_team'],
-  { description: 'What changed: a team was given access to the workspace, its access was changed, or it was taken away.' })
+export const AuditAction = StringEnum(['add_team', 'update_team_permissions', 'remove_team', 'create', 'update', 'destroy', 'add_member', 'remove_member'],
+  { description: "What changed. A workspace's team access: a team was given access to the workspace (add_team), its access was changed (update_team_permissions), or it was taken away (remove_team). A team: created, updated, destroyed, a member added or removed. An authentication token: created or destroyed." })
+
+export const AuditResourceType = StringEnum(['workspace', 'team', 'authentication-token'],
+  { description: "What the event is about: a workspace's team access, a team (and its members), or an authentication token." })
 
 const nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description })
 
@@ -28,13 +31,15 @@ export const AuditEvent = Type.Object({
     id: Type.String({ description: 'The id of the request that made the change (its `X-Request-Id`); for a seed file, one id per application of the file.' })
   }, { description: 'The request that made the change.' }),
   resource: Type.Object({
-    id: Type.String({ description: 'The workspace whose access changed.' }),
-    type: Type.Literal('workspace', { description: 'Always "workspace".' }),
+    id: Type.String({ description: 'The workspace whose access changed, or the team or token.' }),
+    type: AuditResourceType,
     action: AuditAction,
     meta: Type.Object({
-      team: Type.String({ description: "The team's name at the time." }),
-      permissions: Type.Optional(Type.String({ description: 'The access after the change, wire names: `access=custom runs=apply variables=none …`. Absent for remove_team.' }))
-    }, { description: 'The team, and the permissions after the change.' })
+      team: Type.Optional(Type.String({ description: "The team's name at the time (workspace and team events)." })),
+      permissions: Type.Optional(Type.String({ description: 'The access after the change, wire names: `access=custom runs=apply variables=none …`. Only on add_team and update_team_permissions.' })),
+      user: Type.Optional(Type.String({ description: 'The username added or removed (add_member, remove_member).' })),
+      subject: Type.Optional(Type.String({ description: "The name of the team, organization or user the token acts for (authentication-token events); never the secret." }))
+    }, { description: 'What the change was about, by name.' })
   }, { description: 'What changed.' })
 }, { description: 'One change of team access.' })
 
@@ -72,6 +77,7 @@ export const responses: Record<number, unknown> = {
 export const description = 'The audit trail of the organization of the token: every add, update and remove of team access, oldest first, always paginated. Only an organization token may read it. 404: any other caller. 422: a `since` that is not ISO 8601 with an offset, or bad page parameters. Plain JSON, not JSON:API, as HCP Terraform; errors are JSON:API error documents.'
 
 export type AuditAction = Static<typeof AuditAction>
+export type AuditResourceType = Static<typeof AuditResourceType>
 export type AuditEvent = Static<typeof AuditEvent>
 export type AuditTrailPagination = Static<typeof AuditTrailPagination>
 export type AuditTrailDocument = Static<typeof AuditTrailDocument>

@@ -35,12 +35,25 @@ const tokenNames = (token: string | undefined, column: 'organization_id' | 'team
   sql<boolean>`(${token ?? null}::text is null or exists (select 1 from tokens tk
     where tk.digest = ${token ?? null}::text and tk.${sql.raw(column)} = ${subject}::text and (tk.expires_at is null or tk.expires_at > now())))`
 
+/**
+ * Whether the caller's token (none: a host vouched for it) is still usable and still names it —
+ * for statements about a caller that may act through no team at all (a user's own tokens, its
+ * account), where the grants cannot say so.
+ */
+export const tokenStillNamesCaller = (caller: Caller): RawBuilder<boolean> => {
+  const [subject, token] = callerValues(caller)
+  const column = caller.kind === 'organization' ? 'organization_id' : caller.kind === 'team' ? 'team_id' : 'user_id'
+  return tokenNames(token ?? undefined, column, subject)
+}
+
 const organizationGrant = [
   'organizations.id as organization_id',
   sql<string | null>`null::text`.as('team_id'),
   sql<boolean>`true`.as('is_owner'),
   sql<boolean>`false`.as('manage_workspaces'),
-  sql<boolean>`false`.as('read_workspaces')
+  sql<boolean>`false`.as('read_workspaces'),
+  sql<boolean>`false`.as('manage_teams'),
+  sql<boolean>`false`.as('manage_membership')
 ] as const
 
 const teamGrant = [
@@ -48,7 +61,9 @@ const teamGrant = [
   sql<string | null>`teams.id`.as('team_id'),
   'teams.is_owners as is_owner',
   'teams.manage_workspaces as manage_workspaces',
-  'teams.read_workspaces as read_workspaces'
+  'teams.read_workspaces as read_workspaces',
+  'teams.manage_teams as manage_teams',
+  'teams.manage_membership as manage_membership'
 ] as const
 
 /**

@@ -29,6 +29,14 @@ export const readsWorkspacesOf = (organization: string): RawBuilder<boolean> =>
 export const isOwnerOf = (organization: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and g.is_owner)`
 
+/** The caller manages the organization's teams (DESIGN §9.3): an owner, or through a team with manage-teams. Tokens of teams and organizations included. */
+export const managesTeamsOf = (organization: string): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_teams))`
+
+/** The caller manages the organization's team memberships (DESIGN §9.3): owners, manage-teams, manage-membership. */
+export const managesMembershipOf = (organization: string): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_teams or g.manage_membership))`
+
 /** The caller acts through this team. */
 export const actsThrough = (team: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.team_id = ${sql.ref(team)})`
@@ -54,9 +62,12 @@ export const readsWorkspace = (workspace: string, organization: string): RawBuil
 export const seesTeam = (teamId: string, visibility: string | RawBuilder<string>): RawBuilder<boolean> =>
   sql<boolean>`(${typeof visibility === 'string' ? sql.ref(visibility) : visibility} = 'organization' or ${actsThrough(teamId)})`
 
-/** Whether the caller may read a team (DESIGN §7): owners every team of theirs; members the teams they see. */
+/**
+ * Whether the caller may read a team (DESIGN §7, §9.3): owners and those who manage teams (they
+ * made its secret teams) every team of theirs; members the teams they see.
+ */
 export const readsTeam = (teamId: string, visibility: string, organization: string): RawBuilder<boolean> =>
-  sql<boolean>`(${isMemberOf(organization)} and (${isOwnerOf(organization)} or ${seesTeam(teamId, visibility)}))`
+  sql<boolean>`(${isMemberOf(organization)} and (${managesTeamsOf(organization)} or ${seesTeam(teamId, visibility)}))`
 
 /**
  * Whether the caller reads one team-access row (DESIGN §3 list, show): it reads the row's workspace

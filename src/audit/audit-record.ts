@@ -34,9 +34,7 @@ export interface AuditedChange {
  */
 export function recordEvents<DB extends Database> (qc: QueryCreator<DB>, changed: string, change: AuditedChange) {
   const column = (name: string) => sql.ref(`${changed}.${name}`)
-  const accessor = change.accessor.kind === 'system'
-    ? { id: sql`null::text`, description: sql`${change.accessor.description}::text` }
-    : { id: sql`${change.accessor.id}::text`, description: accessorName(change.accessor.kind, change.accessor.id) }
+  const accessor = accessorColumns(change.accessor)
   const action = typeof change.action === 'string' ? sql.lit(change.action) : change.action
   return qc.insertInto('audit_events')
     .columns(['organization_id', 'accessor_kind', 'accessor_id', 'accessor_description', 'request_id', 'action', 'workspace_id', 'team_id', 'team_name', 'permissions'])
@@ -44,6 +42,37 @@ export function recordEvents<DB extends Database> (qc: QueryCreator<DB>, changed
       select ${column('organization_id')}, ${sql.lit(change.accessor.kind)}, ${accessor.id}, ${accessor.description}, ${change.requestId}::text,
         ${action}, ${column('workspace_id')}, ${column('team_id')}, t.name, ${change.permissions ? permissionsText(changed) : sql`null::text`}
       from ${sql.table(changed)} join teams t on t.id = ${column('team_id')}`)
+}
+
+export interface DirectoryChange {
+  resourceType: 'team' | 'authentication-token'
+  action: 'create' | 'update' | 'destroy' | 'add_member' | 'remove_member'
+  accessor: Accessor
+  requestId: string
+}
+
+/**
+ * The audit events of a change to the directory (DESIGN §9.5) — a team created, updated or
+ * destroyed, a member added or removed, a token created or destroyed — recorded by the statement
+ * that makes the change, as recordEvents does for team access. `changed` names a CTE of one row
+ * per event: organization_id, resource_id (the team or token) and meta (a jsonb object of names:
+ * `team`, `user`, `subject` — never a secret).
+ */
+export function recordDirectoryEvents<DB extends Database> (qc: QueryCreator<DB>, changed: string, change: DirectoryChange) {
+  const column = (name: string) => sql.ref(`${changed}.${name}`)
+  const accessor = accessorColumns(change.accessor)
+  return qc.insertInto('audit_events')
+    .columns(['organization_id', 'accessor_kind', 'accessor_id', 'accessor_description', 'request_id', 'action', 'resource_type', 'resource_id', 'meta'])
+    .expression(sql`
+      select ${column('organization_id')}, ${sql.lit(change.accessor.kind)}, ${accessor.id}, ${accessor.description}, ${change.requestId}::text,
+        ${sql.lit(change.action)}, ${sql.lit(change.resourceType)}, ${column('resource_id')}, ${column('meta')}
+      from ${sql.table(changed)}`)
+}
+
+function accessorColumns (accessor: Accessor): { id: RawBuilder<string | null>, description: RawBuilder<string> } {
+  return accessor.kind === 'system'
+    ? { id: sql`null::text`, description: sql`${accessor.description}::text` }
+    : { id: sql`${accessor.id}::text`, description: accessorName(accessor.kind, accessor.id) }
 }
 
 /** The name of the user, team or organization behind a token, read in the statement. */

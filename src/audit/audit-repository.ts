@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely'
 import type { AuditEventTable, Database } from '../db/database.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 import { withGrants } from '../access/grants.js'
@@ -6,7 +6,7 @@ import { hasGrants } from '../access/predicates.js'
 import type { Caller } from '../auth/caller.js'
 
 /** An event as the trail serves it; the time already in its wire form. */
-export type AuditEventRow = Omit<AuditEventTable, 'id' | 'occurred_at'> & {
+export type AuditEventRow = Omit<Selectable<AuditEventTable>, 'id' | 'occurred_at'> & {
   id: string
   /** RFC 3339 in UTC to the microsecond, as stored: a `since` copied from it means exactly that event. */
   timestamp: string
@@ -55,14 +55,14 @@ export class AuditRepository {
       .leftJoinLateral((eb) => eb.selectFrom('audit_events').where(inTrail)
         .where(sql<boolean>`(audit_events.occurred_at, audit_events.id) >= (start.occurred_at, start.id)`)
         .select(['id', 'organization_id', 'occurred_at', 'accessor_kind', 'accessor_id', 'accessor_description', 'request_id',
-          'action', 'workspace_id', 'team_id', 'team_name', 'permissions'])
+          'action', 'resource_type', 'resource_id', 'meta', 'workspace_id', 'team_id', 'team_name', 'permissions'])
         .select(sql<string>`to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('timestamp'))
         .orderBy('occurred_at').orderBy('id')
         .limit(page.size)
         .as('e'), (join) => join.onTrue())
       .select(hasGrants().as('allowed'))
       .select(['total.count', 'e.id', 'e.organization_id', 'e.timestamp', 'e.accessor_kind', 'e.accessor_id', 'e.accessor_description',
-        'e.request_id', 'e.action', 'e.workspace_id', 'e.team_id', 'e.team_name', 'e.permissions'])
+        'e.request_id', 'e.action', 'e.resource_type', 'e.resource_id', 'e.meta', 'e.workspace_id', 'e.team_id', 'e.team_name', 'e.permissions'])
       .orderBy('e.occurred_at').orderBy('e.id')
       .execute()
     if (rows[0]?.allowed !== true) return undefined

@@ -22,12 +22,14 @@ export function toEvent (row: AuditEventRow): AuditEvent {
       organization_id: row.organization_id
     },
     request: { id: row.request_id },
-    resource: {
-      id: row.workspace_id,
-      type: 'workspace',
-      action: row.action,
-      meta: row.permissions === null ? { team: row.team_name } : { team: row.team_name, permissions: row.permissions }
-    }
+    resource: row.resource_type === 'workspace'
+      ? {
+          id: row.workspace_id!,
+          type: 'workspace',
+          action: row.action,
+          meta: row.permissions === null ? { team: row.team_name! } : { team: row.team_name!, permissions: row.permissions }
+        }
+      : { id: row.resource_id!, type: row.resource_type, action: row.action, meta: row.meta ?? {} }
   }
 }
 

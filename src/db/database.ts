@@ -2,7 +2,7 @@ import type { ColumnType, Generated } from 'kysely'
 import type {
   Access, Runs, Variables, StateVersions, SentinelMocks, Visibility
 } from '../../schemas/common.js'
-import type { AuditAction } from '../../schemas/audit.js'
+import type { AuditAction, AuditResourceType } from '../../schemas/audit.js'
 
 /** Postgres is snake_case; the wire's kebab-case is mapped once, in serialize. */
 export interface Database {
@@ -16,6 +16,7 @@ export interface Database {
   workspace_access_counts: WorkspaceAccessCountTable
   seed_grants: SeedGrantTable
   audit_events: AuditEventTable
+  revoked_tokens: RevokedTokenTable
 }
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
@@ -47,6 +48,20 @@ export interface TeamTable {
   is_owners: Generated<boolean>
   manage_workspaces: Generated<boolean>
   read_workspaces: Generated<boolean>
+  /** The other organization-access flags (migration 0009; see ./organization-access.ts): stored and answered. */
+  manage_policies: Generated<boolean>
+  manage_policy_overrides: Generated<boolean>
+  manage_vcs_settings: Generated<boolean>
+  manage_providers: Generated<boolean>
+  manage_modules: Generated<boolean>
+  manage_run_tasks: Generated<boolean>
+  manage_projects: Generated<boolean>
+  read_projects: Generated<boolean>
+  manage_membership: Generated<boolean>
+  manage_teams: Generated<boolean>
+  manage_organization_access: Generated<boolean>
+  access_secret_teams: Generated<boolean>
+  manage_agent_pools: Generated<boolean>
   created_at: CreatedAt
   managed_by: ManagedByColumn
 }
@@ -77,6 +92,18 @@ export interface TokenTable {
   expires_at: Date | null
   created_at: CreatedAt
   managed_by: ManagedByColumn
+  /** Migration 0009: unique per team; null for a subject's description-less token. */
+  description: ColumnType<string | null, string | null | undefined, string | null>
+  /** Written at most once a minute per token (src/auth/caller.ts). */
+  last_used_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+  /** The user who made it through the API; null for a seed's, a host's, or one made by a team or organization token. */
+  created_by: ColumnType<string | null, string | null | undefined, string | null>
+}
+
+/** Digests of tokens revoked through the API (migration 0009): a seed never brings one back. */
+export interface RevokedTokenTable {
+  digest: string
+  revoked_at: CreatedAt
 }
 
 export interface TeamWorkspaceTable {
@@ -129,9 +156,17 @@ export interface AuditEventTable {
   accessor_description: string
   request_id: string
   action: AuditAction
-  workspace_id: string
-  team_id: string
-  team_name: string
+  /** What the event is about (migration 0009): a workspace's team access, a team, or a token. */
+  resource_type: ColumnType<AuditResourceType, AuditResourceType | undefined, never>
+  /** The team or token of a directory event; null for a workspace's (its id is workspace_id). */
+  resource_id: string | null
+  /** A directory event's meta object (`team`, `user`, `subject`); null for a workspace's. */
+  meta: ColumnType<Record<string, string> | null, string | null | undefined, never>
+  /** A workspace event's workspace, team and team name; null for a directory event. */
+  workspace_id: string | null
+  team_id: string | null
+  team_name: string | null
   /** `access=… runs=… …` after the change (wire names); null for a removal. */
   permissions: string | null
 }
+

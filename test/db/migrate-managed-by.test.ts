@@ -1,6 +1,7 @@
 import t from 'tap'
 import { sql, type Kysely } from 'kysely'
 import { migrations } from '../../migrations/index.js'
+import { ORGANIZATION_ACCESS_COLUMNS } from '../../migrations/0009_directory_api.js'
 import { migrate } from '../../src/db/migrate.js'
 import { applySeed } from '../../src/db/seed.js'
 import { freshDatabase, ENGINE } from '../helper.js'
@@ -16,8 +17,10 @@ t.test(`0007 → 0008 keeps every row, each seed-managed (${ENGINE})`, async (t)
   const { db: typed } = await freshDatabase(t)
   const db = typed as unknown as Kysely<any>
   // back to 0007, as a database made before this release (a new embedded one starts at the latest)
-  await migrations['0008_managed_by']!.down!(db)
-  await db.deleteFrom('team_access_migrations').where('name', '=', '0008_managed_by').execute()
+  for (const name of ['0009_directory_api', '0008_managed_by']) {
+    await migrations[name]!.down!(db)
+    await db.deleteFrom('team_access_migrations').where('name', '=', name).execute()
+  }
   const columns = async (table: string) => (await db.introspection.getTables()).find((x) => x.name === table)!.columns.map((c) => c.name)
   t.notOk((await columns('teams')).includes('managed_by'), 'at 0007 there is no source')
 
@@ -35,14 +38,14 @@ t.test(`0007 → 0008 keeps every row, each seed-managed (${ENGINE})`, async (t)
   await db.insertInto('team_workspaces').values({ id: 'tws-old', organization_id: 'org-old', team_id: 'team-old', workspace_id: 'ws-old', access: 'admin', runs: 'apply', variables: 'write', state_versions: 'write', sentinel_mocks: 'read', workspace_locking: true, run_tasks: true }).execute()
   await db.insertInto('seed_grants').values({ fingerprint: 'f'.repeat(64) }).execute()
   // every column but those 0008 adds
-  const added = (table: string) => (table === 'seed_grants' ? ['team_id', 'workspace_id'] : ['managed_by'])
+  const added = (table: string) => (table === 'seed_grants' ? ['team_id', 'workspace_id'] : table === 'tokens' ? ['managed_by', 'description', 'last_used_at', 'created_by'] : table === 'teams' ? ['managed_by', ...ORGANIZATION_ACCESS_COLUMNS] : ['managed_by'])
   const rowsOf = async (table: string) => (await sql<{ row: string }>`select to_jsonb(t) - ${sql.val(added(table))}::text[] as row from ${sql.table(table)} t`.execute(db))
     .rows.map((r) => JSON.stringify(r.row)).sort()
   const before = Object.fromEntries(await Promise.all([...DIRECTORY, 'seed_grants', 'team_workspaces'].map(async (table) => [table, await rowsOf(table)] as const)))
   t.ok(DIRECTORY.every((table) => before[table]!.length > 0), 'a row in every directory table')
 
   const applied = await migrate(db)
-  t.same(applied.map((r) => [r.migrationName, r.status]), [['0008_managed_by', 'Success']])
+  t.same(applied.map((r) => [r.migrationName, r.status]), [['0008_managed_by', 'Success'], ['0009_directory_api', 'Success']])
   for (const table of [...DIRECTORY, 'seed_grants', 'team_workspaces']) {
     t.same(await rowsOf(table), before[table], `${table}: every row kept as it was`)
   }

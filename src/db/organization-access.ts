@@ -1,0 +1,43 @@
+import type { TeamTable } from './database.js'
+
+/**
+ * The one place where a team's organization-access flag (DESIGN §9.3, kebab-case on the wire)
+ * meets its column. Every flag go-tfe sends is stored and answered; of them, manage-workspaces and
+ * read-workspaces grant workspace access (§3) and manage-teams and manage-membership grant team
+ * management (src/access/predicates.ts); the others are kept and echoed.
+ */
+export const ORGANIZATION_ACCESS_COLUMNS = {
+  'manage-policies': 'manage_policies',
+  'manage-policy-overrides': 'manage_policy_overrides',
+  'manage-workspaces': 'manage_workspaces',
+  'manage-vcs-settings': 'manage_vcs_settings',
+  'manage-providers': 'manage_providers',
+  'manage-modules': 'manage_modules',
+  'manage-run-tasks': 'manage_run_tasks',
+  'manage-projects': 'manage_projects',
+  'read-workspaces': 'read_workspaces',
+  'read-projects': 'read_projects',
+  'manage-membership': 'manage_membership',
+  'manage-teams': 'manage_teams',
+  'manage-organization-access': 'manage_organization_access',
+  'access-secret-teams': 'access_secret_teams',
+  'manage-agent-pools': 'manage_agent_pools'
+} as const satisfies Record<string, keyof TeamTable>
+
+export type OrganizationAccessFlag = keyof typeof ORGANIZATION_ACCESS_COLUMNS
+export type OrganizationAccessColumn = typeof ORGANIZATION_ACCESS_COLUMNS[OrganizationAccessFlag]
+export type OrganizationAccess = Record<OrganizationAccessFlag, boolean>
+
+export const ORGANIZATION_ACCESS_FLAGS = Object.keys(ORGANIZATION_ACCESS_COLUMNS) as OrganizationAccessFlag[]
+export const ORGANIZATION_ACCESS_COLUMN_NAMES: readonly OrganizationAccessColumn[] = ORGANIZATION_ACCESS_FLAGS.map((flag) => ORGANIZATION_ACCESS_COLUMNS[flag])
+
+/** A team row's flags, by wire name (every flag; a row's false is false). */
+export function organizationAccessOf (row: Record<OrganizationAccessColumn, boolean>): OrganizationAccess {
+  return Object.fromEntries(ORGANIZATION_ACCESS_FLAGS.map((flag) => [flag, row[ORGANIZATION_ACCESS_COLUMNS[flag]]])) as OrganizationAccess
+}
+
+/** The columns of the flags an object gives (a request body, a seed entry); absent flags are left out. */
+export function organizationAccessColumns (flags: Partial<Record<string, boolean | undefined>>): Partial<Record<OrganizationAccessColumn, boolean>> {
+  return Object.fromEntries(ORGANIZATION_ACCESS_FLAGS.filter((flag) => typeof flags[flag] === 'boolean')
+    .map((flag) => [ORGANIZATION_ACCESS_COLUMNS[flag], flags[flag]])) as Partial<Record<OrganizationAccessColumn, boolean>>
+}
