@@ -38,7 +38,7 @@ export const AuditEvent = Type.Object({
       team: Type.Optional(Type.String({ description: "The team's name at the time (workspace and team events)." })),
       permissions: Type.Optional(Type.String({ description: 'The access after the change, wire names: `access=custom runs=apply variables=none …`. Only on add_team and update_team_permissions.' })),
       user: Type.Optional(Type.String({ description: 'The username added or removed (add_member, remove_member).' })),
-      subject: Type.Optional(Type.String({ description: "The name of the team, organization or user the token acts for (authentication-token events); never the secret." }))
+      subject: Type.Optional(Type.String({ description: 'The name of the team, organization or user the token acts for (authentication-token events); never the secret.' }))
     }, { description: 'What the change was about, by name.' })
   }, { description: 'What changed.' })
 }, { description: 'One change of team access.' })

@@ -169,4 +169,3 @@ export interface AuditEventTable {
   /** `access=… runs=… …` after the change (wire names); null for a removal. */
   permissions: string | null
 }
-
