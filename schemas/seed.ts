@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Access, idOf, OptionalPermissions, UrlSafeName, Visibility } from './common.js'
+import { ORGANIZATION_ACCESS_DESCRIPTIONS, ORGANIZATION_ACCESS_FLAGS } from './organization-access.js'
 
 // DESIGN §6: the seed file, also the way a host syncs its directory in. Keys are kebab-case like the API.
 // It is the whole truth for the rows it manages (§9.1): what it no longer declares is removed.
@@ -29,10 +30,11 @@ export const SeedTeam = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100, description: 'Unique within the organization.' }),
   visibility: Type.Optional(Visibility),
   owners: Type.Optional(Type.Boolean({ description: "The organization's owners team (at most one)." })),
-  'organization-access': Type.Optional(Type.Object({
-    'manage-workspaces': Type.Optional(Type.Boolean({ description: 'Admin on every workspace of the organization.' })),
-    'read-workspaces': Type.Optional(Type.Boolean({ description: 'Read on every workspace of the organization.' }))
-  }, { additionalProperties: Type.Boolean(), description: 'Organization-level permissions; others may be given and are ignored.' })),
+  'organization-access': Type.Optional(Type.Object(Object.fromEntries(ORGANIZATION_ACCESS_FLAGS.map((flag) =>
+    [flag, Type.Optional(Type.Boolean({ description: ORGANIZATION_ACCESS_DESCRIPTIONS[flag] }))])), {
+    additionalProperties: Type.Boolean(),
+    description: "Organization-level permissions, HCP Terraform's flags (absent: false); manage-workspaces and read-workspaces grant workspace access, manage-teams and manage-membership manage teams, the rest are stored and answered. Other flags may be given and are ignored."
+  })),
   members: Type.Optional(Type.Array(Type.String({ minLength: 1 }), {
     description: "Usernames: the team's complete list of seed-managed members (a member the seed added and no longer lists is removed; absent means none). Members the API or the host added stay."
   })),

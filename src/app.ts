@@ -217,6 +217,8 @@ async function seedOnStart (app: FastifyInstance, db: Kysely<Database>, config: 
     const { created, changed, removed, ...counts } = summary
     app.log.info({ seed: config.seedFile, ...counts, created: countChanges(created), changed: countChanges(changed), removed },
       `seed file: ${formatSeedSummary(summary).join('\n')}`)
+    // a declared secret revoked through the API stays revoked: the operator should take it out of the file
+    for (const warning of summary.warnings) app.log.warn({ seed: config.seedFile }, `seed file: ${warning}`)
     return
   }
   // DESIGN §6: the published demo tokens only ever on a laptop — embedded, empty, no seed of

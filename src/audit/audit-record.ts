@@ -69,6 +69,27 @@ export function recordDirectoryEvents<DB extends Database> (qc: QueryCreator<DB>
       from ${sql.table(changed)}`)
 }
 
+/**
+ * The events of tokens created or destroyed, as rows for recordDirectoryEvents, from a CTE
+ * `tokens` of token rows (id, kind, organization_id, team_id, user_id): an organization's or a
+ * team's token in its organization; a user's token in each organization the user is a member of
+ * (none: a user of no organization leaves no trail). `subject` names the organization, team or
+ * user — never the secret.
+ */
+export function tokenEvents (tokens: string): RawBuilder<{ organization_id: string, resource_id: string, meta: string }> {
+  const t = sql.table(tokens)
+  return sql`(
+    select o.id as organization_id, g.id as resource_id, jsonb_build_object('subject', o.name) as meta
+      from ${t} g join organizations o on o.id = g.organization_id where g.kind = 'organization'
+    union all
+    select tm.organization_id, g.id, jsonb_build_object('subject', tm.name)
+      from ${t} g join teams tm on tm.id = g.team_id where g.kind = 'team'
+    union all
+    select distinct tm.organization_id, g.id, jsonb_build_object('subject', u.username)
+      from ${t} g join users u on u.id = g.user_id join team_memberships m on m.user_id = g.user_id join teams tm on tm.id = m.team_id
+      where g.kind = 'user')`
+}
+
 function accessorColumns (accessor: Accessor): { id: RawBuilder<string | null>, description: RawBuilder<string> } {
   return accessor.kind === 'system'
     ? { id: sql`null::text`, description: sql`${accessor.description}::text` }

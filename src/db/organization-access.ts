@@ -1,3 +1,4 @@
+import type { OrganizationAccessFlag } from '../../schemas/organization-access.js'
 import type { TeamTable } from './database.js'
 
 /**
@@ -22,9 +23,9 @@ export const ORGANIZATION_ACCESS_COLUMNS = {
   'manage-organization-access': 'manage_organization_access',
   'access-secret-teams': 'access_secret_teams',
   'manage-agent-pools': 'manage_agent_pools'
-} as const satisfies Record<string, keyof TeamTable>
+} as const satisfies Record<OrganizationAccessFlag, keyof TeamTable>
 
-export type OrganizationAccessFlag = keyof typeof ORGANIZATION_ACCESS_COLUMNS
+export type { OrganizationAccessFlag }
 export type OrganizationAccessColumn = typeof ORGANIZATION_ACCESS_COLUMNS[OrganizationAccessFlag]
 export type OrganizationAccess = Record<OrganizationAccessFlag, boolean>
 

@@ -54,6 +54,11 @@ export interface SeedSummary {
    * memberships and tokens. Organizations are never removed.
    */
   removed: SeedChanges
+  /**
+   * What the apply left out and why, by owner — never a secret: a declared token revoked through
+   * the API stays revoked (DESIGN §9.1), `token of user alice: revoked through the API, left out`.
+   */
+  warnings: string[]
 }
 
 export function labelOf (item: unknown): string {
@@ -96,6 +101,7 @@ export function formatSeedSummary (summary: SeedSummary): string[] {
       if (named.length < labels.length) lines.push(`  ${sign} … and ${labels.length - named.length} more (${kind})`)
     }
   }
+  for (const warning of summary.warnings) lines.push(`  ! ${warning}`)
   if (summary.teamAccessAlreadyApplied > 0) {
     lines.push(`  = ${summary.teamAccessAlreadyApplied} team-access ${summary.teamAccessAlreadyApplied === 1 ? 'entry' : 'entries'} applied before, left as the API keeps them`)
   }

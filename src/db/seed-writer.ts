@@ -6,7 +6,8 @@ import { tokenDigest } from '../auth/token-digest.js'
 import type { Database, TokenKind } from './database.js'
 import { newId } from './ids.js'
 import { PERMISSION_COLUMN_NAMES, permissionColumns, pickPermissions } from './permission-columns.js'
-import { recordEvents } from '../audit/audit-record.js'
+import { recordDirectoryEvents, recordEvents, tokenEvents } from '../audit/audit-record.js'
+import { ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAccessColumns } from './organization-access.js'
 import { entry, noChanges, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
 type Subject = { kind: TokenKind, id: string, label: string }
@@ -30,7 +31,7 @@ export class SeedWriter {
   private readonly applicationId = randomUUID()
 
   constructor (private readonly trx: Transaction<Database>, dryRun = false) {
-    this.summary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0, dryRun, created: noChanges(), changed: noChanges(), removed: noChanges() }
+    this.summary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0, dryRun, created: noChanges(), changed: noChanges(), removed: noChanges(), warnings: [] }
   }
 
   async write (seed: SeedDocument): Promise<SeedSummary> {
@@ -74,18 +75,18 @@ export class SeedWriter {
     const teamIds = new Map<string, string>()
     for (const [j, team] of (org.teams ?? []).entries()) {
       const at = entry('teams', j, team, where)
-      const access = team['organization-access'] ?? {}
       const values = {
         organization_id: orgId,
         name: team.name,
         visibility: team.visibility ?? 'secret',
         is_owners: team.owners ?? false,
-        manage_workspaces: access['manage-workspaces'] ?? false,
-        read_workspaces: access['read-workspaces'] ?? false,
+        // every flag the document does not give is false: the seed is the whole truth for its team
+        ...Object.fromEntries(ORGANIZATION_ACCESS_COLUMN_NAMES.map((column) => [column, false])),
+        ...organizationAccessColumns(team['organization-access'] ?? {}),
         managed_by: SEED
       }
       const previous = await this.trx.selectFrom('teams')
-        .select(['organization_id', 'name', 'visibility', 'is_owners', 'manage_workspaces', 'read_workspaces', 'managed_by'])
+        .select(['organization_id', 'name', 'visibility', 'is_owners', ...ORGANIZATION_ACCESS_COLUMN_NAMES, 'managed_by'])
         .$call((q) => team.id === undefined ? q.where('organization_id', '=', orgId).where('name', '=', team.name) : q.where('id', '=', team.id))
         .executeTakeFirst()
       const row = await this.at(at, () => this.trx.insertInto('teams')
@@ -203,7 +204,15 @@ export class SeedWriter {
       eb('managed_by', '=', SEED),
       ...(declared.length > 0 ? [eb('digest', 'not in', declared)] : [])
     ]))
+    // a secret revoked through the API is revoked for good (DESIGN §9.1): left out, with a warning naming its owner
+    const revoked = new Set(declared.length === 0
+      ? []
+      : (await this.trx.selectFrom('revoked_tokens').select('digest').where('digest', 'in', declared).execute()).map((r) => r.digest))
     for (const [k, token] of (tokens ?? []).entries()) {
+      if (revoked.has(declared[k]!)) {
+        this.summary.warnings.push(`token of ${subject.label} (${where} › tokens[${k}]): revoked through the API, left out — remove it from the document`)
+        continue
+      }
       const expiresAt = typeof token === 'string' || token['expires-at'] === undefined ? null : new Date(token['expires-at'])
       const values = {
         kind: subject.kind,
@@ -230,8 +239,9 @@ export class SeedWriter {
       .where((eb) => notDeclared(eb, 'username', declared)).orderBy('username').forUpdate().execute()
     if (doomed.length === 0) return
     const ids = doomed.map((u) => u.id)
-    await this.removeMemberships((eb) => eb('user_id', 'in', ids))
+    // tokens first: a user token's event goes to each organization the user is still a member of
     await this.removeTokens((eb) => eb('user_id', 'in', ids))
+    await this.removeMemberships((eb) => eb('user_id', 'in', ids))
     await this.trx.deleteFrom('users').where('id', 'in', ids).execute()
     this.summary.removed.users.push(...doomed.map((u) => u.username))
   }
@@ -256,7 +266,11 @@ export class SeedWriter {
     await this.removeMemberships((eb) => eb('team_id', 'in', ids))
     await this.removeTokens((eb) => eb('team_id', 'in', ids))
     await this.trx.deleteFrom('seed_grants').where('team_id', 'in', ids).execute()
-    await this.trx.deleteFrom('teams').where('id', 'in', ids).execute()
+    await this.trx
+      .with('gone', (qc) => qc.deleteFrom('teams').where('id', 'in', ids)
+        .returning(['organization_id', 'id as resource_id', sql<string>`jsonb_build_object('team', teams.name)`.as('meta')]))
+      .with('audit', (qc) => recordDirectoryEvents(qc, 'gone', { resourceType: 'team', action: 'destroy', ...this.system() }))
+      .selectFrom('gone').select('resource_id').execute()
     this.summary.removed.teams.push(...doomed.map((team) => team.label))
   }
 
@@ -289,6 +303,9 @@ export class SeedWriter {
   private async removeMemberships (which: (eb: ExpressionBuilder<Database, 'team_memberships'>) => Expression<SqlBool>): Promise<void> {
     const removed = await this.trx
       .with('gone', (qc) => qc.deleteFrom('team_memberships').where(which).returning(['team_id', 'user_id']))
+      .with('events', (qc) => qc.selectFrom('gone').innerJoin('teams as t', 't.id', 'gone.team_id').innerJoin('users as u', 'u.id', 'gone.user_id')
+        .select(['t.organization_id', 't.id as resource_id', sql<string>`jsonb_build_object('team', t.name, 'user', u.username)`.as('meta')]))
+      .with('audit', (qc) => recordDirectoryEvents(qc, 'events', { resourceType: 'team', action: 'remove_member', ...this.system() }))
       .selectFrom('gone')
       .innerJoin('teams as t', 't.id', 'gone.team_id')
       .innerJoin('organizations as o', 'o.id', 't.organization_id')
@@ -301,7 +318,9 @@ export class SeedWriter {
   /** Removes tokens, named by their kind and owner — never by secret or digest. */
   private async removeTokens (which: (eb: ExpressionBuilder<Database, 'tokens'>) => Expression<SqlBool>): Promise<void> {
     const removed = await this.trx
-      .with('gone', (qc) => qc.deleteFrom('tokens').where(which).returning(['kind', 'organization_id', 'team_id', 'user_id']))
+      .with('gone', (qc) => qc.deleteFrom('tokens').where(which).returning(['id', 'kind', 'organization_id', 'team_id', 'user_id']))
+      .with('events', (qc) => qc.selectFrom(tokenEvents('gone').as('e')).selectAll())
+      .with('audit', (qc) => recordDirectoryEvents(qc, 'events', { resourceType: 'authentication-token', action: 'destroy', ...this.system() }))
       .selectFrom('gone')
       .leftJoin('organizations as o', 'o.id', 'gone.organization_id')
       .leftJoin('teams as t', 't.id', 'gone.team_id')
@@ -311,6 +330,11 @@ export class SeedWriter {
         else 'organization ' || o.name end`.as('label'))
       .orderBy('label').execute()
     this.summary.removed.tokens.push(...removed.map((r) => r.label))
+  }
+
+  /** A seed's changes are the system's: one request id per application. */
+  private system () {
+    return { accessor: { kind: 'system' as const, description: 'seed' }, requestId: this.applicationId }
   }
 
   /** Counts a written row: created when it did not exist, changed when a value (or its source) was different. */

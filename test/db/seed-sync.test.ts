@@ -307,3 +307,69 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
     t.equal((await get(app, 'sync-red-token')).statusCode, 200)
   })
 })
+
+t.test(`a seed's removals are in the audit trail, by the system (${ENGINE})`, async (t) => {
+  const app = await build(t, { seed: base() })
+  const trail = async (organization = 'sync-org-token') => {
+    const res = await get(app, organization, '/api/v2/organization/audit-trail')
+    return (res.json().data as any[]).filter((e) => e.resource.type !== 'workspace')
+  }
+  t.same(await trail(), [], 'creating the directory records no directory event')
+  await applySeed(app.db, edit((doc) => {
+    withoutTeam(doc, 'red')
+    doc.users = doc.users.filter((u) => u.username !== 'ben')
+    for (const org of doc.organizations) for (const team of org.teams) team.members = team.members.filter((m) => m !== 'ben')
+  }))
+  const events = await trail()
+  const seen = events.map((e) => [e.resource.type, e.resource.action, e.resource.meta])
+  t.same(seen.filter(([, action]) => action === 'destroy' || action === 'remove_member').length, events.length, 'only removals')
+  // one statement's events share their moment: compared as a set
+  t.same(seen.map((e) => JSON.stringify(e)).sort(), [
+    ['authentication-token', 'destroy', { subject: 'ben' }],
+    ['team', 'remove_member', { team: 'blue', user: 'ben' }],
+    ['team', 'remove_member', { team: 'red', user: 'ben' }],
+    ['authentication-token', 'destroy', { subject: 'red' }],
+    ['team', 'destroy', { team: 'red' }]
+  ].map((e) => JSON.stringify(e)).sort(), 'the user’s token and memberships, the team’s token and the team')
+  t.equal(events.length, 5)
+  for (const e of events) {
+    t.match(e, { version: '0', type: 'Resource', auth: { accessor_id: null, description: 'seed', type: 'System', organization_id: 'org-sync' } })
+    t.notOk(JSON.stringify(e).includes('token-one') || JSON.stringify(e).includes('sync-red-token'), 'never a secret')
+  }
+  t.equal(events.find((e) => e.resource.type === 'team' && e.resource.action === 'destroy').resource.id, 'team-s-red')
+  const other = await trail('other-org-token')
+  t.same(other.map((e) => [e.resource.type, e.resource.action, e.resource.meta]), [
+    ['authentication-token', 'destroy', { subject: 'ben' }],
+    ['team', 'remove_member', { team: 'x', user: 'ben' }]
+  ], 'a user’s token is recorded in each organization the user was a member of')
+})
+
+t.test(`every organization-access flag is the seed's to give; absent flags are false (${ENGINE})`, async (t) => {
+  const app = await build(t, { seed: edit((doc) => { (doc.organizations[0]!.teams[1] as any)['organization-access'] = { 'manage-teams': true, 'manage-agent-pools': true, 'manage-workspaces': true } }) })
+  const row = await app.db.selectFrom('teams').selectAll().where('id', '=', 'team-s-red').executeTakeFirstOrThrow()
+  t.match(row, { manage_teams: true, manage_agent_pools: true, manage_workspaces: true, manage_membership: false, read_workspaces: false, manage_policies: false })
+  const summary = await applySeed(app.db, base())
+  t.same(summary.changed.teams, ['sync/red'], 'a flag the document no longer gives is a change')
+  t.match(await app.db.selectFrom('teams').selectAll().where('id', '=', 'team-s-red').executeTakeFirstOrThrow(),
+    { manage_teams: false, manage_agent_pools: false, manage_workspaces: false })
+})
+
+t.test(`a secret revoked through the API is never brought back by a seed that still declares it (${ENGINE})`, async (t) => {
+  const app = await build(t, { seed: base() })
+  t.equal((await get(app, 'ben-token-one')).statusCode, 200)
+  // what a revocation through the API does: the token goes, its digest is remembered
+  await app.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('tokens').where('digest', '=', tokenDigest('ben-token-one')).execute()
+    await trx.insertInto('revoked_tokens').values({ digest: tokenDigest('ben-token-one') }).execute()
+  })
+  t.equal((await get(app, 'ben-token-one')).statusCode, 401)
+  for (const dryRun of [true, false, false]) {
+    const summary = await applySeed(app.db, base(), { dryRun })
+    t.same(summary.created.tokens, [], 'not created again')
+    t.equal(summary.warnings.length, 1)
+    t.match(summary.warnings[0], /^token of user ben \(users\[1\] "ben" › tokens\[0\]\): revoked through the API, left out/, 'the warning names the owner')
+    t.notOk(JSON.stringify(summary).includes('ben-token-one') || JSON.stringify(summary).includes(tokenDigest('ben-token-one')), 'never the secret or its digest')
+    t.equal((await get(app, 'ben-token-one')).statusCode, 401, dryRun ? 'after a dry run' : 'after an apply')
+  }
+  t.equal((await get(app, 'sync-red-token')).statusCode, 200, 'the other tokens stay')
+})
