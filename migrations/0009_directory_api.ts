@@ -3,7 +3,9 @@ import { sql, type Kysely } from 'kysely'
 // The directory through the API (DESIGN §9.3–9.5).
 //
 // - teams: every organization-access flag HCP Terraform's clients send, stored and answered
-//   (manage-workspaces and read-workspaces exist since 0001); absent flags are false.
+//   (manage-workspaces and read-workspaces exist since 0001); absent flags are false. Also the two
+//   attributes the current Terraform provider writes and reads back (a value it does not get back
+//   is a diff on every plan): `sso-team-id` and `allow-member-token-management` (default true).
 // - tokens: a description (unique per team), when it was last used (written at most once a
 //   minute), and the user who made it. The API's description-less token of a team, and of an
 //   organization, is one at a time: a second create replaces it (regenerate). Lookups by subject
@@ -16,7 +18,7 @@ import { sql, type Kysely } from 'kysely'
 export const ORGANIZATION_ACCESS_COLUMNS = [
   'manage_policies', 'manage_policy_overrides', 'manage_vcs_settings', 'manage_providers', 'manage_modules',
   'manage_run_tasks', 'manage_projects', 'read_projects', 'manage_membership', 'manage_teams',
-  'manage_organization_access', 'access_secret_teams', 'manage_agent_pools'
+  'manage_organization_access', 'access_secret_teams', 'manage_agent_pools', 'delegate_policy_overrides'
 ] as const
 
 const ACTIONS = ['add_team', 'update_team_permissions', 'remove_team', 'create', 'update', 'destroy', 'add_member', 'remove_member']
@@ -24,6 +26,10 @@ const ACTIONS = ['add_team', 'update_team_permissions', 'remove_team', 'create',
 export async function up (db: Kysely<any>): Promise<void> {
   await sql`alter table teams ${sql.join(ORGANIZATION_ACCESS_COLUMNS.map((column) =>
     sql`add column ${sql.ref(column)} boolean not null default false`))}`.execute(db)
+  await db.schema.alterTable('teams')
+    .addColumn('sso_team_id', 'text')
+    .addColumn('allow_member_token_management', 'boolean', (c) => c.notNull().defaultTo(true))
+    .execute()
 
   await db.schema.alterTable('tokens')
     .addColumn('description', 'text')
@@ -81,4 +87,5 @@ export async function down (db: Kysely<any>): Promise<void> {
   }
   await db.schema.alterTable('tokens').dropColumn('description').dropColumn('last_used_at').dropColumn('created_by').execute()
   await sql`alter table teams ${sql.join(ORGANIZATION_ACCESS_COLUMNS.map((column) => sql`drop column ${sql.ref(column)}`))}`.execute(db)
+  await db.schema.alterTable('teams').dropColumn('sso_team_id').dropColumn('allow_member_token_management').execute()
 }

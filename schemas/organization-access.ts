@@ -6,6 +6,7 @@
 export const ORGANIZATION_ACCESS_DESCRIPTIONS = {
   'manage-policies': 'Manage policies and policy sets (stored and answered).',
   'manage-policy-overrides': 'Override failed policy checks (stored and answered).',
+  'delegate-policy-overrides': 'Delegate policy overrides (a beta flag of HCP Terraform; stored and answered).',
   'manage-workspaces': 'Admin on every workspace of the organization.',
   'manage-vcs-settings': 'Manage VCS providers and SSH keys (stored and answered).',
   'manage-providers': 'Manage the private provider registry (stored and answered).',

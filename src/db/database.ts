@@ -62,6 +62,10 @@ export interface TeamTable {
   manage_organization_access: Generated<boolean>
   access_secret_teams: Generated<boolean>
   manage_agent_pools: Generated<boolean>
+  delegate_policy_overrides: Generated<boolean>
+  /** Stored and answered (migration 0009): the Terraform provider writes them and reads them back. */
+  sso_team_id: ColumnType<string | null, string | null | undefined, string | null>
+  allow_member_token_management: Generated<boolean>
   created_at: CreatedAt
   managed_by: ManagedByColumn
 }

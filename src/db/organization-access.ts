@@ -10,6 +10,7 @@ import type { TeamTable } from './database.js'
 export const ORGANIZATION_ACCESS_COLUMNS = {
   'manage-policies': 'manage_policies',
   'manage-policy-overrides': 'manage_policy_overrides',
+  'delegate-policy-overrides': 'delegate_policy_overrides',
   'manage-workspaces': 'manage_workspaces',
   'manage-vcs-settings': 'manage_vcs_settings',
   'manage-providers': 'manage_providers',

@@ -38,7 +38,7 @@ t.test(`0007 → 0008 keeps every row, each seed-managed (${ENGINE})`, async (t)
   await db.insertInto('team_workspaces').values({ id: 'tws-old', organization_id: 'org-old', team_id: 'team-old', workspace_id: 'ws-old', access: 'admin', runs: 'apply', variables: 'write', state_versions: 'write', sentinel_mocks: 'read', workspace_locking: true, run_tasks: true }).execute()
   await db.insertInto('seed_grants').values({ fingerprint: 'f'.repeat(64) }).execute()
   // every column but those 0008 adds
-  const added = (table: string) => (table === 'seed_grants' ? ['team_id', 'workspace_id'] : table === 'tokens' ? ['managed_by', 'description', 'last_used_at', 'created_by'] : table === 'teams' ? ['managed_by', ...ORGANIZATION_ACCESS_COLUMNS] : ['managed_by'])
+  const added = (table: string) => (table === 'seed_grants' ? ['team_id', 'workspace_id'] : table === 'tokens' ? ['managed_by', 'description', 'last_used_at', 'created_by'] : table === 'teams' ? ['managed_by', 'sso_team_id', 'allow_member_token_management', ...ORGANIZATION_ACCESS_COLUMNS] : ['managed_by'])
   const rowsOf = async (table: string) => (await sql<{ row: string }>`select to_jsonb(t) - ${sql.val(added(table))}::text[] as row from ${sql.table(table)} t`.execute(db))
     .rows.map((r) => JSON.stringify(r.row)).sort()
   const before = Object.fromEntries(await Promise.all([...DIRECTORY, 'seed_grants', 'team_workspaces'].map(async (table) => [table, await rowsOf(table)] as const)))

@@ -68,7 +68,7 @@ t.test(`seed files on ${ENGINE}`, async (t) => {
     await applySeed(db, seed)
     t.same(await snapshot(db), once, 'generated ids are found again by name')
     const dave = await db.selectFrom('users').selectAll().where('username', '=', 'dave').executeTakeFirstOrThrow()
-    t.match(dave.id, /^user-[0-9A-Za-z]{16}$/, 'a generated id has the HCP shape')
+    t.match(dave.id, /^user-[1-9A-HJ-NP-Za-km-z]{16}$/, 'a generated id has the HCP shape (base58)')
     const org = await db.selectFrom('organizations').selectAll().execute()
     t.equal(org.length, 1, 'acme matched by name, not duplicated')
     const red = await db.selectFrom('team_memberships').select('user_id').where('team_id', '=', 'team-red').orderBy('user_id').execute()

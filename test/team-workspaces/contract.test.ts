@@ -89,7 +89,7 @@ t.test(`the team-workspaces contract (DESIGN §4) on ${ENGINE}`, async (t) => {
     const res = await api.add(addBody('team-green', 'ws-prod', { access: 'write' }), owner)
     t.equal(res.statusCode, 200, 'HCP Terraform answers 200 on creation')
     const data = res.json().data
-    t.match(data.id, /^tws-[0-9A-Za-z]{16}$/)
+    t.match(data.id, /^tws-[1-9A-HJ-NP-Za-km-z]{16}$/)
     t.same(data.attributes, { access: 'write', ...IMPLICIT_PERMISSIONS.write })
     t.same(data.relationships.team.data, { id: 'team-green', type: 'teams' })
     t.match(await row(data.id), { team_id: 'team-green', workspace_id: 'ws-prod', organization_id: 'org-acme', access: 'write', runs: 'apply', variables: 'write', state_versions: 'write', sentinel_mocks: 'read', workspace_locking: true, run_tasks: false })

@@ -10,7 +10,7 @@ import { build, ENGINE } from '../helper.js'
  */
 const TOKEN = 'acme-owners-demo-token'
 const WORKSPACE = 'ws-DemoProduction01'
-const TEAM = 'team-DemoOps000000001' // visible to the organization, with no access to prod yet
+const TEAM = 'team-DemoTeamops12345' // visible to the organization, with no access to prod yet
 
 t.test(`the Terraform provider's traffic (${ENGINE})`, async (t) => {
   const app = await build(t)
@@ -91,10 +91,10 @@ t.test(`the Terraform provider's traffic (${ENGINE})`, async (t) => {
       found = list.body.data.find((x: any) => x.attributes.name === 'devs')
       page = list.body.meta.pagination['next-page']
     }
-    t.equal(found?.id, 'team-DemoDevs00000001')
+    t.equal(found?.id, 'team-DemoTeamdevs1234')
     const current = await send('GET', '/organizations/acme/teams?filter%5Bnames%5D=devs')
     t.equal(current.status, 200)
-    t.same(current.body.data.map((x: any) => [x.id, x.attributes.name]), [['team-DemoDevs00000001', 'devs']])
+    t.same(current.body.data.map((x: any) => [x.id, x.attributes.name]), [['team-DemoTeamdevs1234', 'devs']])
     t.match(current.body.meta.pagination, { 'current-page': 1, 'next-page': null, 'total-count': 1 })
   })
 
