@@ -102,10 +102,11 @@ const teamAttributes = (name: TSchema) => Type.Object({
   'organization-access': Type.Optional(OrganizationAccessInput)
 }, { additionalProperties: true, description: 'Other attributes go-tfe may send (`sso-team-id`, `allow-member-token-management`) are accepted and ignored.' })
 
-const teamData = (attributes: TSchema, withId: boolean) => Type.Object({
+const teamData = (attributes: TSchema, update: boolean) => Type.Object({
   type: Type.Optional(StringEnum(['teams'], { description: 'The resource type.' })),
-  ...(withId ? { id: Type.Optional(Type.String({ description: 'When present, the id in the path.' })) } : {}),
-  attributes,
+  ...(update ? { id: Type.Optional(Type.String({ description: 'When present, the id in the path.' })) } : {}),
+  // go-tfe leaves out an empty attributes object: an update may have none
+  attributes: update ? Type.Optional(attributes) : attributes,
   relationships: Ignored('Ignored.'),
   meta: Ignored('Ignored.')
 }, { additionalProperties: false })

@@ -81,7 +81,7 @@ const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origi
     const { id } = request.params
     const { data } = request.body
     if (data.id !== undefined && data.id !== id) throw invalidAttribute('data.id does not match the id in the path', '/data/id')
-    const { name, visibility, 'organization-access': access } = data.attributes as { name?: string, visibility?: 'secret' | 'organization', 'organization-access'?: OrganizationAccessInput }
+    const { name, visibility, 'organization-access': access } = (data.attributes ?? {}) as { name?: string, visibility?: 'secret' | 'organization', 'organization-access'?: OrganizationAccessInput }
     if (impossibleId(id)) throw notFound()
     const changes = { ...(name === undefined ? {} : { name }), ...(visibility === undefined ? {} : { visibility }), organizationAccess: givenFlags(access) }
     const result = await repository.update(request.caller, id, changes, request.id)

@@ -75,6 +75,9 @@ t.test(`who may manage teams and their members on ${ENGINE}`, async (t) => {
       await mayAll(t, token, `${who} (a manage-teams team: it holds the flag)`, teamManagers, { 'organization-access': { 'manage-teams': true } })
       await mayAll(t, token, `${who} (a manage-membership team: manage-teams holds it)`, membershipManagers, { 'organization-access': { 'manage-membership': true } })
       t.same((await api.show(workspaceManagers, token)).json().data.attributes.permissions, { 'can-update-membership': false, 'can-destroy': false }, `${who}: permissions say what it may not`)
+      const renamed = await api.update(plain, { name: `renamed-by-${who.replace(/\W+/g, '-')}`, visibility: 'secret' }, token)
+      t.equal(renamed.statusCode, 200, `${who}: renames a team and changes its visibility`)
+      t.equal((await api.update(plain, { visibility: 'organization' }, token)).statusCode, 200, `${who}: and back`)
     }
   })
 
