@@ -83,6 +83,15 @@ t.test(`go-tfe's Teams and TeamMembers, replayed, on ${ENGINE}`, async (t) => {
   t.equal(minimal.statusCode, 201)
   t.equal(minimal.json().data.attributes.visibility, 'secret')
 
+  // provider 0.22.0 (go-tfe v0.10): three flags, visibility always; its update sends the same set, name included
+  const legacyBody = (visibility: string) => `{"data":{"type":"teams","attributes":{"name":"legacy","organization-access":{"manage-policies":false,"manage-workspaces":true,"manage-vcs-settings":false},"visibility":"${visibility}"}}}\n`
+  const legacy = await goTfe(app, 'POST', 'organizations/acme/teams', legacyBody('secret'))
+  t.equal(legacy.statusCode, 201, 'provider 0.22.0 create')
+  const legacyUpdate = await goTfe(app, 'PATCH', `teams/${legacy.json().data.id as string}`, legacyBody('organization'))
+  t.equal(legacyUpdate.statusCode, 200, 'provider 0.22.0 update')
+  t.same(decodeTeam(legacyUpdate.json().data).errors, [])
+  t.match(legacyUpdate.json().data.attributes, { visibility: 'organization', 'organization-access': { 'manage-workspaces': true, 'manage-policies': false } })
+
   // Teams.Read
   const read = await goTfe(app, 'GET', `teams/${id}`)
   t.equal(read.statusCode, 200, 'Teams.Read')
