@@ -40,6 +40,11 @@ export class TeamMembersRepository {
         from inserted join target on target.id = inserted.team_id join found on found.id = inserted.user_id),
       audit as (${this.events('add_member', caller, requestId)})
       select coalesce((select array_agg(username order by username) from unknown), '{}') as unknown from target`.execute(this.db)
+      .catch((err: unknown) => {
+        // the team (or a user) was deleted while the insert waited for it: the team is not there (404)
+        if ((err as { code?: unknown } | null)?.code === '23503') return { rows: [] }
+        throw err
+      })
     return this.refusal(result.rows[0], undefined)
   }
 

@@ -79,6 +79,16 @@ t.test(`team membership (DESIGN §9.4) on ${ENGINE}`, async (t) => {
     t.equal((await api.removeMembers('team-red', ['spare'], org)).statusCode, 204, 'and removed again')
   })
 
+  t.test('a member added while its team is deleted: 204 or 404, never an error', async (t) => {
+    for (let i = 0; i < 10; i++) {
+      const doomed = (await api.create('acme', { name: `doomed-${i}` }, org)).json().data.id as string
+      const [added, deleted] = await Promise.all([api.addMembers(doomed, ['spare'], org), api.destroy(doomed, org)])
+      t.equal(deleted.statusCode, 204)
+      t.ok([204, 404].includes(added.statusCode), `the add: ${added.statusCode}`)
+      t.equal((await app.db.selectFrom('team_memberships').select('user_id').where('team_id', '=', doomed).execute()).length, 0)
+    }
+  })
+
   t.test('the owners team keeps a member', async (t) => {
     const last = await api.removeMembers('team-owners', ['owner'], org)
     t.equal(last.statusCode, 422, 'its last member cannot be removed')

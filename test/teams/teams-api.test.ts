@@ -130,6 +130,23 @@ t.test(`the Teams API (DESIGN §9.3) on ${ENGINE}`, async (t) => {
     t.equal(list.json().meta.pagination['total-count'], 1, 'a member’s page counts what it sees (its own organization-visible row)')
   })
 
+  t.test('a delete racing an add of team access: every row added is removed with its event', async (t) => {
+    for (let i = 0; i < 10; i++) {
+      const id = (await api.create('acme', { name: `racer-${i}` }, org)).json().data.id as string
+      const add = app.inject({ method: 'POST', url: '/api/v2/team-workspaces', headers: { authorization: `Bearer ${org}`, 'content-type': 'application/vnd.api+json' }, payload: { data: { type: 'team-workspaces', attributes: { access: 'write' }, relationships: { team: { data: { type: 'teams', id } }, workspace: { data: { type: 'workspaces', id: 'ws-dev' } } } } } })
+      const [added, deleted] = await Promise.all([add, api.destroy(id, org)])
+      t.equal(deleted.statusCode, 204)
+      t.ok([200, 404].includes(added.statusCode), `the add: ${added.statusCode}`)
+      const trail = await events(id)
+      const count = (action: string) => trail.filter((e) => e.action === action).length
+      t.equal(count('add_team'), added.statusCode === 200 ? 1 : 0)
+      t.equal(count('remove_team'), count('add_team'), 'a row added is a row removed, each with its event')
+      t.equal((await app.db.selectFrom('team_workspaces').select('id').where('team_id', '=', id).execute()).length, 0)
+    }
+    const counts = await app.db.selectFrom('workspace_access_counts').select(['total', 'organization_visible']).where('workspace_id', '=', 'ws-dev').executeTakeFirstOrThrow()
+    t.same(counts, { total: 1, organization_visible: 0 }, 'the workspace counts only what is left')
+  })
+
   t.test('the audit trail serves the directory events to the organization token', async (t) => {
     const res = await app.inject({ url: '/api/v2/organization/audit-trail', headers: { authorization: `Bearer ${org}` } })
     t.equal(res.statusCode, 200)
