@@ -139,3 +139,9 @@ export const managesTeam = (team: string): RawBuilder<boolean> =>
  */
 export const managesMembersOf = (team: string): RawBuilder<boolean> =>
   sql<boolean>`(${managesMembershipOf(`${team}.organization_id`)} and ${readsTeam(`${team}.id`, `${team}.visibility`, `${team}.organization_id`)} and ${holdsFlagsOf(team)})`
+
+/**
+ * The caller may set or change a team's organization-access flags (docs/CONTRACT.md §9, rule c):
+ * only owners. Anyone else who manages teams may send a team's flags as they are.
+ */
+export const setsOrganizationAccessOf = (organization: string): RawBuilder<boolean> => isOwnerOf(organization)

@@ -5,7 +5,7 @@ import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { ORGANIZATION_ACCESS_COLUMN_NAMES, ORGANIZATION_ACCESS_COLUMNS, ORGANIZATION_ACCESS_FLAGS, type OrganizationAccess, type OrganizationAccessColumn } from '../db/organization-access.js'
 import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
-import { isMemberOf, isOwnerOf, managesMembersOf, managesTeam, managesTeamsOf, readsTeam } from '../access/predicates.js'
+import { isMemberOf, managesMembersOf, managesTeam, managesTeamsOf, readsTeam, setsOrganizationAccessOf } from '../access/predicates.js'
 import { recordDirectoryEvents, recordEvents } from '../audit/audit-record.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
@@ -127,7 +127,7 @@ export class TeamsRepository {
     const columns = ORGANIZATION_ACCESS_FLAGS.map((flag) => sql.id(ORGANIZATION_ACCESS_COLUMNS[flag]))
     const query = sql<TeamView>`with grants as (${callerGrants(this.db, caller)}),
       org as (select o.id from organizations o where o.name = ${organization}
-        and ${managesTeamsOf('o.id')} and (${isOwnerOf('o.id')} or not ${setsFlags}::boolean)),
+        and ${managesTeamsOf('o.id')} and (${setsOrganizationAccessOf('o.id')} or not ${setsFlags}::boolean)),
       inserted as (insert into teams (id, organization_id, name, visibility, managed_by, ${sql.join(columns)})
         select ${newId('team')}::text, org.id, ${changes.name}::text, ${changes.visibility ?? 'secret'}::text, 'api',
           ${sql.join(flags.map((value) => sql`${value}::boolean`))}
@@ -158,13 +158,13 @@ export class TeamsRepository {
     const flagChanges = sql.join(given.map(([column]) => sql`m.${sql.id(column)} is distinct from c.${sql.id(column)}`), sql` or `)
     const assigned = ['name', 'visibility', ...given.map(([column]) => column)].map((column) => sql`${sql.id(column)} = m.${sql.id(column)}`)
     const query = sql<TeamView & { refusal: Refusal | null }>`with grants as (${callerGrants(this.db, caller)}),
-      current as (select t.*, ${isOwnerOf('t.organization_id')} as by_owner from teams t
+      current as (select t.*, ${setsOrganizationAccessOf('t.organization_id')} as sets_flags from teams t
         where t.id = ${id} and ${managesTeam('t')} for update of t),
       merged as (select c.id, coalesce(${changes.name ?? null}::text, c.name) as name,
           coalesce(${changes.visibility ?? null}::text, c.visibility) as visibility, ${sql.join(merged)}
         from current c),
       verdict as (select case
-            when not c.by_owner and (${flagChanges}) then 'hidden'
+            when not c.sets_flags and (${flagChanges}) then 'hidden'
             when c.managed_by = 'seed' then 'seed'
             when c.is_owners and (m.name <> c.name or ${flagChanges}) then 'owners'
           end as refusal,
