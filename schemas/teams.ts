@@ -1,10 +1,44 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { Visibility } from './common.js'
+import { StringEnum, Visibility } from './common.js'
 import { ErrorDocument, PaginationLinks, PaginationMeta } from './jsonapi.js'
 import { OrganizationRelationship, PageQuery } from './workspaces.js'
 
-// Teams as the Terraform provider reads them (DESIGN §7): read-only here.
+// Teams (DESIGN §7, §9.3, §9.4): the reads the Terraform provider makes, and HCP Terraform's
+// Teams and Team Membership APIs as go-tfe sends them.
 // @see https://developer.hashicorp.com/terraform/cloud-docs/api-docs/teams
+// @see https://developer.hashicorp.com/terraform/cloud-docs/api-docs/team-members
+
+/** Every organization-access flag go-tfe sends, with what it means here (src/db/organization-access.ts maps each to its column). */
+export const ORGANIZATION_ACCESS_DESCRIPTIONS = {
+  'manage-policies': 'Manage policies (kept and echoed; grants nothing here).',
+  'manage-policy-overrides': 'Override policy checks (kept and echoed; grants nothing here).',
+  'manage-workspaces': 'Admin on every workspace of the organization.',
+  'manage-vcs-settings': 'Manage VCS settings (kept and echoed; grants nothing here).',
+  'manage-providers': 'Manage the private registry’s providers (kept and echoed; grants nothing here).',
+  'manage-modules': 'Manage the private registry’s modules (kept and echoed; grants nothing here).',
+  'manage-run-tasks': 'Manage run tasks (kept and echoed; grants nothing here).',
+  'manage-projects': 'Manage projects (kept and echoed; grants nothing here).',
+  'read-workspaces': 'Read on every workspace of the organization.',
+  'read-projects': 'Read projects (kept and echoed; grants nothing here).',
+  'manage-membership': 'Add and remove members of the teams the team’s members see (never of a team with flags they do not hold).',
+  'manage-teams': 'Create, update and delete teams and change their members (never a team with flags they do not hold), and see every team.',
+  'manage-organization-access': 'Manage organization access (kept and echoed; grants nothing here).',
+  'access-secret-teams': 'Access secret teams (kept and echoed; grants nothing here).',
+  'manage-agent-pools': 'Manage agent pools (kept and echoed; grants nothing here).'
+} as const
+
+type Flag = keyof typeof ORGANIZATION_ACCESS_DESCRIPTIONS
+const flags = Object.keys(ORGANIZATION_ACCESS_DESCRIPTIONS) as Flag[]
+const flagSchemas = <T extends TSchema>(wrap: (description: string) => T) =>
+  Object.fromEntries(flags.map((flag) => [flag, wrap(ORGANIZATION_ACCESS_DESCRIPTIONS[flag])])) as Record<Flag, T>
+
+export const OrganizationAccess = Type.Object(flagSchemas((description) => Type.Boolean({ description })),
+  { description: 'Organization-level permissions of the team: every flag, false unless given.' })
+
+const UserIdentifier = Type.Object({
+  id: Type.String({ description: 'The user id (`user-…`).' }),
+  type: Type.Literal('users')
+}, { description: 'A member of the team.' })
 
 export const TeamResource = Type.Object({
   id: Type.String({ description: 'The team id (`team-…`).' }),
@@ -13,33 +47,97 @@ export const TeamResource = Type.Object({
     name: Type.String({ description: 'Unique within the organization.' }),
     visibility: Visibility,
     'users-count': Type.Integer({ description: 'How many users are members of the team.' }),
-    'organization-access': Type.Object({
-      'manage-workspaces': Type.Boolean({ description: 'Admin on every workspace of the organization.' }),
-      'read-workspaces': Type.Boolean({ description: 'Read on every workspace of the organization.' })
-    }, { description: 'Organization-level permissions of the team.' })
+    'organization-access': OrganizationAccess,
+    permissions: Type.Object({
+      'can-update-membership': Type.Boolean({ description: 'Whether this caller may add and remove the team’s members.' }),
+      'can-destroy': Type.Boolean({ description: 'Whether this caller may delete the team (never the owners team, nor a team the seed file manages).' })
+    }, { description: 'What this caller may do with the team.' })
   }),
-  relationships: Type.Object({ organization: OrganizationRelationship }),
+  relationships: Type.Object({
+    organization: OrganizationRelationship,
+    users: Type.Object({ data: Type.Array(UserIdentifier, { description: 'The members, by username.' }) }, { description: 'The team’s members.' })
+  }),
   links: Type.Object({ self: Type.String({ description: 'The team.' }) })
 }, { $id: 'Team', description: 'A team.' })
 
-export const TeamDocument = Type.Object({ data: TeamResource }, { description: 'One team.' })
+export const UserResource = Type.Object({
+  id: Type.String({ description: 'The user id (`user-…`).' }),
+  type: Type.Literal('users'),
+  attributes: Type.Object({ username: Type.String({ description: 'The username.' }) })
+}, { $id: 'User', description: 'A user.' })
+
+const Included = Type.Optional(Type.Array(UserResource, { description: 'With `include=users`: the members of the team(s), once each.' }))
+
+export const TeamDocument = Type.Object({ data: TeamResource, included: Included }, { description: 'One team.' })
 
 export const TeamListDocument = Type.Object({
   data: Type.Array(TeamResource),
+  included: Included,
   meta: Type.Object({ pagination: PaginationMeta }),
   links: PaginationLinks
 }, { description: 'A page of the teams the caller may see, by name.' })
 
+const TeamInclude = Type.Optional(Type.String({ description: '`users` includes the members (go-tfe’s TeamMembers.List); empty (the provider sends `include=`) includes nothing; anything else is 400.' }))
+
 export const TeamParams = Type.Object({ id: Type.String({ description: 'The team id (`team-…`).' }) })
-export const TeamShowQuery = Type.Object({ include: PageQuery.include })
+export const TeamShowQuery = Type.Object({ include: TeamInclude })
 export const ListTeamsQuery = Type.Object({
   ...PageQuery,
+  include: TeamInclude,
   'filter[names]': Type.Optional(Type.String({ description: 'Comma-separated team names: only teams of exactly these names.' }))
 })
 
-export const teamResponses: Record<'show' | 'list', Record<number, TSchema>> = {
+/** JSON:API's own `meta` member, and members clients may send that this service does not use, are accepted and ignored. */
+const Ignored = (description: string) => Type.Optional(Type.Object({}, { additionalProperties: true, description }))
+const TeamName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000]+$', description: 'Unique within the organization.' })
+
+export const OrganizationAccessInput = Type.Object(flagSchemas((description) => Type.Optional(Type.Boolean({ description }))), {
+  additionalProperties: true,
+  description: 'Organization-level permissions. On create, absent flags are false; on update, absent flags keep their value. Only owners may set or change them; the owners team has none. Unknown flags are ignored.'
+})
+
+const teamAttributes = (name: TSchema) => Type.Object({
+  name,
+  visibility: Type.Optional(Visibility),
+  'organization-access': Type.Optional(OrganizationAccessInput)
+}, { additionalProperties: true, description: 'Other attributes go-tfe may send (`sso-team-id`, `allow-member-token-management`) are accepted and ignored.' })
+
+const teamData = (attributes: TSchema, update: boolean) => Type.Object({
+  type: Type.Optional(StringEnum(['teams'], { description: 'The resource type.' })),
+  ...(update ? { id: Type.Optional(Type.String({ description: 'When present, the id in the path.' })) } : {}),
+  // go-tfe leaves out an empty attributes object: an update may have none
+  attributes: update ? Type.Optional(attributes) : attributes,
+  relationships: Ignored('Ignored.'),
+  meta: Ignored('Ignored.')
+}, { additionalProperties: false })
+
+export const CreateTeamBody = Type.Object({
+  data: teamData(teamAttributes(TeamName), false),
+  meta: Ignored('Ignored.')
+}, { additionalProperties: false, description: 'Create a team: `name` required; `visibility` (default `secret`), `organization-access` optional.' })
+
+export const UpdateTeamBody = Type.Object({
+  data: teamData(teamAttributes(Type.Optional(TeamName)), true),
+  meta: Ignored('Ignored.')
+}, { additionalProperties: false, description: 'Update a team: each attribute optional; `organization-access` merges (absent flags keep their value).' })
+
+export const TeamMembersBody = Type.Object({
+  data: Type.Array(Type.Object({
+    type: StringEnum(['users'], { description: 'The resource type.' }),
+    id: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000]+$', description: 'The username (go-tfe sends usernames as ids).' })
+  }, { additionalProperties: true, description: 'A user, by username.' }), { minItems: 1, maxItems: 100, description: 'The users to add or remove.' }),
+  meta: Ignored('Ignored.')
+}, { additionalProperties: false, description: 'Users, by username (HCP Terraform’s team membership relationship).' })
+
+export const teamResponses: Record<'show' | 'list' | 'create' | 'update' | 'destroy' | 'members', Record<number, TSchema>> = {
   show: { 200: TeamDocument, 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 503: ErrorDocument },
-  list: { 200: TeamListDocument, 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument }
+  list: { 200: TeamListDocument, 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
+  create: { 201: TeamDocument, 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 415: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
+  update: { 200: TeamDocument, 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 415: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
+  destroy: { 204: Type.Null({ description: 'Deleted, with its memberships, tokens and team access; no body.' }), 401: ErrorDocument, 404: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument },
+  members: { 204: Type.Null({ description: 'Done, no body (adding a present member or removing an absent one is not an error).' }), 400: ErrorDocument, 401: ErrorDocument, 404: ErrorDocument, 415: ErrorDocument, 422: ErrorDocument, 503: ErrorDocument }
 }
 
 export type TeamResource = Static<typeof TeamResource>
+export type UserResource = Static<typeof UserResource>
+export type OrganizationAccessInput = Static<typeof OrganizationAccessInput>

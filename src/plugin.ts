@@ -16,6 +16,8 @@ import workspaceRoutes from './workspaces/workspaces-routes.js'
 import { WorkspacesRepository } from './workspaces/workspaces-repository.js'
 import teamRoutes from './teams/teams-routes.js'
 import { TeamsRepository } from './teams/teams-repository.js'
+import teamMemberRoutes from './teams/team-members-routes.js'
+import { TeamMembersRepository } from './teams/team-members-repository.js'
 import auditRoutes from './audit/audit-routes.js'
 import { AuditRepository } from './audit/audit-repository.js'
 import auditRetention from './audit/audit-retention.js'
@@ -140,6 +142,7 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(teamWorkspaceRoutes, { repository: options.repositories.teamWorkspaces, origin })
     await api.register(workspaceRoutes, { repository: options.repositories.workspaces, origin })
     await api.register(teamRoutes, { repository: options.repositories.teams, origin })
+    await api.register(teamMemberRoutes, { repository: new TeamMembersRepository(options.db) })
     await api.register(auditRoutes, { repository: new AuditRepository(options.db) })
   })
 }

@@ -14,7 +14,7 @@ t.test('the document is valid OpenAPI 3', async (t) => {
   t.match((api as { openapi: string }).openapi, /^3\./)
 })
 
-t.test('it lists the operations with every response status of DESIGN §4, §7 and §8', async (t) => {
+t.test('it lists the operations with every response status of DESIGN §4, §7, §8 and §9', async (t) => {
   const expected: Record<string, [string, string, string[]]> = {
     listTeamWorkspaces: ['/api/v2/team-workspaces', 'get', ['200', '400', '401', '404', '422', '503']],
     showTeamWorkspace: ['/api/v2/team-workspaces/{id}', 'get', ['200', '401', '404', '503']],
@@ -26,6 +26,11 @@ t.test('it lists the operations with every response status of DESIGN §4, §7 an
     listWorkspaces: ['/api/v2/organizations/{organization}/workspaces', 'get', ['200', '400', '401', '404', '422', '503']],
     showTeam: ['/api/v2/teams/{id}', 'get', ['200', '400', '401', '404', '503']],
     listTeams: ['/api/v2/organizations/{organization}/teams', 'get', ['200', '400', '401', '404', '422', '503']],
+    createTeam: ['/api/v2/organizations/{organization}/teams', 'post', ['201', '400', '401', '404', '415', '422', '503']],
+    updateTeam: ['/api/v2/teams/{id}', 'patch', ['200', '400', '401', '404', '415', '422', '503']],
+    deleteTeam: ['/api/v2/teams/{id}', 'delete', ['204', '401', '404', '422', '503']],
+    addTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'post', ['204', '400', '401', '404', '415', '422', '503']],
+    removeTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'delete', ['204', '400', '401', '404', '415', '422', '503']],
     listAuditTrail: ['/api/v2/organization/audit-trail', 'get', ['200', '401', '404', '422', '503']]
   }
   for (const [operationId, [path, method, statuses]] of Object.entries(expected)) {
@@ -40,5 +45,5 @@ t.test('it lists the operations with every response status of DESIGN §4, §7 an
   t.same(Object.keys(audit['200'].content), ['application/json'], 'the audit trail answers plain JSON, as HCP Terraform')
   t.same(Object.keys(audit['404'].content), ['application/vnd.api+json'], 'its errors are JSON:API error documents')
   t.ok(['filter[workspace][id]', 'filter[team][id]'].every((name) => generated.paths['/api/v2/team-workspaces'].get.parameters.some((p: { name: string }) => p.name === name)), 'both filters are documented')
-  t.same(Object.keys(generated.components.schemas).sort(), ['ErrorObject', 'PaginationLinks', 'PaginationMeta', 'Team', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'Workspace'], 'shared schemas are named components')
+  t.same(Object.keys(generated.components.schemas).sort(), ['ErrorObject', 'PaginationLinks', 'PaginationMeta', 'Team', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'Workspace'], 'shared schemas are named components')
 })

@@ -12,14 +12,22 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
  */
 const document = JSON.parse(readFileSync(new URL('../schemas/openapi.json', import.meta.url), 'utf8'))
 
-export type Operation = 'list' | 'show' | 'add' | 'update' | 'remove' | 'auditTrail'
+export type Operation = 'list' | 'show' | 'add' | 'update' | 'remove' | 'auditTrail' |
+  'showTeam' | 'listTeams' | 'createTeam' | 'updateTeam' | 'deleteTeam' | 'addTeamMembers' | 'removeTeamMembers'
 const OPERATIONS: Record<Operation, [string, string, string]> = {
   auditTrail: ['/api/v2/organization/audit-trail', 'get', '200'],
   list: ['/api/v2/team-workspaces', 'get', '200'],
   show: ['/api/v2/team-workspaces/{id}', 'get', '200'],
   add: ['/api/v2/team-workspaces', 'post', '200'],
   update: ['/api/v2/team-workspaces/{id}', 'patch', '200'],
-  remove: ['/api/v2/team-workspaces/{id}', 'delete', '204']
+  remove: ['/api/v2/team-workspaces/{id}', 'delete', '204'],
+  showTeam: ['/api/v2/teams/{id}', 'get', '200'],
+  listTeams: ['/api/v2/organizations/{organization}/teams', 'get', '200'],
+  createTeam: ['/api/v2/organizations/{organization}/teams', 'post', '201'],
+  updateTeam: ['/api/v2/teams/{id}', 'patch', '200'],
+  deleteTeam: ['/api/v2/teams/{id}', 'delete', '204'],
+  addTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'post', '204'],
+  removeTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'delete', '204']
 }
 
 const ajv = new Ajv({ strict: false, allErrors: true })

@@ -101,3 +101,47 @@ export const visibleRowKeys = (workspace: string, isAdmin: string, upTo?: RawBui
     where not ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)} and tw.team_visibility = 'secret'
       and tw.team_id in (select g.team_id from grants g where g.team_id is not null)${first}))`
 }
+
+/**
+ * Nobody hands out more than they hold (docs/CONTRACT.md, the directory's escalation rules): the
+ * caller holds, through its own grants in the team's organization, every granting flag of the
+ * team — `is_owners` (only owners hold it), `manage_workspaces`, `read_workspaces` (held through
+ * manage-workspaces too), `manage_teams`, `manage_membership` (held through manage-teams too).
+ * Owners hold them all; a caller with no grants there holds nothing. `team` is the alias of a row of `teams` (any row with its columns: a CTE
+ * that returned them will do). This is the rule for acting on a team — updating, deleting,
+ * changing its members, making its tokens — beside who may act at all (`managesTeam`,
+ * `managesMembersOf`).
+ */
+export const holdsFlagsOf = (team: string): RawBuilder<boolean> => {
+  const c = (column: string) => sql.ref(`${team}.${column}`)
+  return sql<boolean>`coalesce((select coalesce(bool_or(g.is_owner), false) or (count(*) > 0 and not ${c('is_owners')}
+      and (not ${c('manage_workspaces')} or bool_or(g.manage_workspaces))
+      and (not ${c('read_workspaces')} or bool_or(g.manage_workspaces or g.read_workspaces))
+      and (not ${c('manage_teams')} or bool_or(g.manage_teams))
+      and (not ${c('manage_membership')} or bool_or(g.manage_teams or g.manage_membership)))
+    from grants g where g.organization_id = ${c('organization_id')}), false)`
+}
+
+/**
+ * The caller may update or delete this team (and make its tokens) — DESIGN §9.3 with the
+ * escalation rule: it manages the organization's teams (an owner, or through manage-teams) and
+ * holds every granting flag of the team (`holdsFlagsOf`). So only owners manage the owners team.
+ * `team` is the alias of a row of `teams`.
+ */
+export const managesTeam = (team: string): RawBuilder<boolean> =>
+  sql<boolean>`(${managesTeamsOf(`${team}.organization_id`)} and ${holdsFlagsOf(team)})`
+
+/**
+ * The caller may add and remove this team's members (DESIGN §9.4): it manages the organization's
+ * memberships (owners, manage-teams, manage-membership), sees the team (`readsTeam`: a
+ * manage-membership member changes the members of the teams it sees), and holds every granting
+ * flag of the team (`holdsFlagsOf`). `team` is the alias of a row of `teams`.
+ */
+export const managesMembersOf = (team: string): RawBuilder<boolean> =>
+  sql<boolean>`(${managesMembershipOf(`${team}.organization_id`)} and ${readsTeam(`${team}.id`, `${team}.visibility`, `${team}.organization_id`)} and ${holdsFlagsOf(team)})`
+
+/**
+ * The caller may set or change a team's organization-access flags (docs/CONTRACT.md §9, rule c):
+ * only owners. Anyone else who manages teams may send a team's flags as they are.
+ */
+export const setsOrganizationAccessOf = (organization: string): RawBuilder<boolean> => isOwnerOf(organization)

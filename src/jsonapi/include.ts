@@ -7,3 +7,13 @@ import { ApiError } from './errors.js'
 export function noInclude (include: string | undefined): void {
   if (include !== undefined && include !== '') throw new ApiError(400, 'bad request', 'include not supported', { parameter: 'include' })
 }
+
+/**
+ * `include` on team reads (DESIGN §9.4): `users` includes the members (go-tfe's TeamMembers.List
+ * sends `include=users`); empty includes nothing; anything else is a 400, as `noInclude`.
+ */
+export function includesUsers (include: string | undefined): boolean {
+  if (include === undefined || include === '') return false
+  if (include.split(',').every((part) => part === 'users')) return true
+  throw new ApiError(400, 'bad request', 'include not supported', { parameter: 'include' })
+}

@@ -129,7 +129,15 @@ export class TeamWorkspacesRepository {
         .selectFrom('inserted')
         .selectAll('inserted')
         .select(linkNames('inserted.workspace_id', 'inserted.organization_id')))
-    const added = (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
+    let added: TeamWorkspaceView | undefined
+    try {
+      added = (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
+    } catch (err) {
+      // the team or workspace was deleted while the insert waited for it (its row's team visibility,
+      // copied by a trigger, or the foreign key finds none): nothing to add to (404)
+      if (isGoneWhileWaiting(err)) return { added: undefined, taken: false }
+      throw err
+    }
     if (added !== undefined) return { added }
 
     // Nothing inserted: say "already taken" only to a caller who may manage that workspace.
@@ -213,4 +221,11 @@ export class TeamWorkspacesRepository {
         .select('removed.id'))
     return (await this.db.executeQuery(query)).rows.length > 0
   }
+}
+
+/** An insert that found its team or workspace gone once the delete it waited for committed. */
+function isGoneWhileWaiting (err: unknown): boolean {
+  const e = err as { code?: unknown, column?: unknown, message?: unknown } | null
+  if (e?.code === '23503') return true
+  return e?.code === '23502' && (e.column === 'team_visibility' || (typeof e.message === 'string' && e.message.includes('"team_visibility"')))
 }

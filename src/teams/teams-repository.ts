@@ -1,24 +1,74 @@
-import { sql, type Kysely, type QueryCreator } from 'kysely'
+import { sql, type AliasedRawBuilder, type Kysely, type QueryCreator, type RawBuilder } from 'kysely'
 import type { Visibility } from '../../schemas/common.js'
-import type { Database } from '../db/database.js'
+import type { Database, ManagedBy } from '../db/database.js'
+import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
-import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
-import { isMemberOf, readsTeam } from '../access/predicates.js'
+import { ORGANIZATION_ACCESS_COLUMN_NAMES, ORGANIZATION_ACCESS_COLUMNS, ORGANIZATION_ACCESS_FLAGS, type OrganizationAccess, type OrganizationAccessColumn } from '../db/organization-access.js'
+import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
+import { isMemberOf, managesMembersOf, managesTeam, managesTeamsOf, readsTeam, setsOrganizationAccessOf } from '../access/predicates.js'
+import { recordDirectoryEvents, recordEvents } from '../audit/audit-record.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 
-/** A team with what its resource needs. */
-export interface TeamView {
+/** A member of a team, as its resource and `included` need it. */
+export interface TeamMember { id: string, username: string }
+
+/** A team with what its resource needs, for this caller. */
+export type TeamView = Record<OrganizationAccessColumn, boolean> & {
   id: string
   name: string
   visibility: Visibility
-  manage_workspaces: boolean
-  read_workspaces: boolean
-  users_count: number | string
+  is_owners: boolean
+  managed_by: ManagedBy
   organization_name: string
+  /** The members, by username (json from the database). */
+  users: TeamMember[] | string
+  /** What this caller may do with the team (DESIGN §9.3 `permissions`), decided by the predicates. */
+  can_update_membership: boolean
+  can_destroy: boolean
 }
 
-/** Teams the caller may read (DESIGN §7), in one statement each, built once per shape. */
+/** Why a write changed nothing: the caller may not (404, as a missing team), or a rule of DESIGN §9.1/§9.3 refused it (422). */
+export type Refusal = 'hidden' | 'seed' | 'owners' | 'taken'
+
+/** The attributes of a create or an update; an absent member is not given (on update: keeps its value). */
+export interface TeamChanges {
+  name?: string
+  visibility?: Visibility
+  organizationAccess: Partial<OrganizationAccess>
+}
+
+/**
+ * The columns of a team's resource, for this caller, from `team` — the alias of a row of `teams`
+ * (a table, or a CTE that returned its columns): its members and the caller's permissions on it
+ * are decided in the statement, by the predicates.
+ */
+function viewColumns (team: string): Array<AliasedRawBuilder<unknown, string>> {
+  const c = (column: string) => sql.ref(`${team}.${column}`)
+  return [
+    ...(['id', 'name', 'visibility', 'is_owners', 'managed_by', ...ORGANIZATION_ACCESS_COLUMN_NAMES] as const).map((column) => sql`${c(column)}`.as(column)),
+    sql`(select o.name from organizations o where o.id = ${c('organization_id')})`.as('organization_name'),
+    sql`coalesce((select json_agg(json_build_object('id', u.id, 'username', u.username) order by u.username, u.id)
+      from team_memberships m join users u on u.id = m.user_id where m.team_id = ${c('id')}), '[]'::json)`.as('users'),
+    sql`${managesMembersOf(team)}`.as('can_update_membership'),
+    sql`(${managesTeam(team)} and not ${c('is_owners')} and ${c('managed_by')} <> 'seed')`.as('can_destroy')
+  ]
+}
+
+/** A unique violation of the team's name in its organization (a create or rename that lost to another). */
+function isNameTaken (err: unknown): boolean {
+  const e = err as { code?: unknown, constraint?: unknown, message?: unknown } | null
+  if (e === null || typeof e !== 'object' || e.code !== '23505') return false
+  return e.constraint === undefined || e.constraint === 'teams_organization_name_key' ||
+    (typeof e.message === 'string' && e.message.includes('teams_organization_name_key'))
+}
+
+/**
+ * Teams: the reads the Terraform provider makes (DESIGN §7) and the writes of HCP Terraform's
+ * Teams API (§9.3), each a statement that starts with the caller's `grants` and decides who may
+ * by the predicates of src/access/predicates.ts; every write records its audit event in the same
+ * statement (a delete: in the same transaction). Reads are built once per shape.
+ */
 export class TeamsRepository {
   private readonly shapes = new QueryShapes()
 
@@ -27,9 +77,7 @@ export class TeamsRepository {
   /** The teams the caller may read, with what a resource needs. */
   private readable (qc: QueryCreator<Database>) {
     return qc.selectFrom('teams as t')
-      .innerJoin('organizations as o', 'o.id', 't.organization_id')
-      .select(['t.id', 't.name', 't.visibility', 't.manage_workspaces', 't.read_workspaces', 'o.name as organization_name',
-        sql<number>`(select count(*) from team_memberships m where m.team_id = t.id)`.as('users_count')])
+      .select(viewColumns('t'))
       .where(readsTeam('t.id', 't.visibility', 't.organization_id'))
   }
 
@@ -51,18 +99,125 @@ export class TeamsRepository {
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('org', (qc) => qc.selectFrom('organizations').select('id').where('name', '=', org!).where(isMemberOf('organizations.id')))
         .with('matching', (qc) => {
-          const inOrganization = this.readable(qc as unknown as QueryCreator<Database>).where('t.organization_id', '=', sql<string>`(select id from org)`)
+          const inOrganization = qc.selectFrom('teams as t').select(['t.id', 't.name'])
+            .where(readsTeam('t.id', 't.visibility', 't.organization_id'))
+            .where('t.organization_id', '=', sql<string>`(select id from org)`)
           return only === undefined ? inOrganization : inOrganization.where(sql<boolean>`t.name = any(${only}::text[])`)
         })
         .selectFrom('org')
-        .leftJoinLateral((eb) => eb.selectFrom('matching').selectAll()
+        .leftJoinLateral((eb) => eb.selectFrom('matching').innerJoin('teams as t', 't.id', 'matching.id').select(viewColumns('t'))
           .orderBy('matching.name').orderBy('matching.id')
           .limit(limit as unknown as number).offset(offset as unknown as number).as('p'), (join) => join.onTrue())
-        .select(['p.id', 'p.name', 'p.visibility', 'p.manage_workspaces', 'p.read_workspaces', 'p.users_count', 'p.organization_name'])
+        .selectAll('p')
         .select(sql<number>`(select count(*) from matching)`.as('total'))
         .orderBy('p.name').orderBy('p.id'))
     const result = (await this.db.executeQuery<TeamView & { total: number | string }>(query)).rows
     if (result.length === 0) return undefined
     return { rows: result.filter((r) => r.id !== null), total: Number(result[0]!.total) }
+  }
+
+  /**
+   * Creates a team (DESIGN §9.3) if the caller manages the organization's teams and — unless it is
+   * an owner — gives it no organization-access flag. Managed by the API; absent flags false.
+   * Refused `hidden`: no such organization, or the caller may not; `taken`: the name is.
+   */
+  async create (caller: Caller, organization: string, changes: TeamChanges, requestId: string): Promise<{ team: TeamView } | { refusal: Refusal }> {
+    const flags = ORGANIZATION_ACCESS_FLAGS.map((flag) => changes.organizationAccess[flag] ?? false)
+    const setsFlags = flags.some((value) => value)
+    const columns = ORGANIZATION_ACCESS_FLAGS.map((flag) => sql.id(ORGANIZATION_ACCESS_COLUMNS[flag]))
+    const query = sql<TeamView>`with grants as (${callerGrants(this.db, caller)}),
+      org as (select o.id from organizations o where o.name = ${organization}
+        and ${managesTeamsOf('o.id')} and (${setsOrganizationAccessOf('o.id')} or not ${setsFlags}::boolean)),
+      inserted as (insert into teams (id, organization_id, name, visibility, managed_by, ${sql.join(columns)})
+        select ${newId('team')}::text, org.id, ${changes.name}::text, ${changes.visibility ?? 'secret'}::text, 'api',
+          ${sql.join(flags.map((value) => sql`${value}::boolean`))}
+        from org returning *),
+      events as (select organization_id, id as resource_id, jsonb_build_object('team', name) as meta from inserted),
+      audit as (${this.directoryEvents('events', 'create', caller, requestId)})
+      select ${sql.join(viewColumns('inserted'))} from inserted`
+    try {
+      const team = (await query.execute(this.db)).rows[0]
+      return team === undefined ? { refusal: 'hidden' } : { team }
+    } catch (err) {
+      if (isNameTaken(err)) return { refusal: 'taken' }
+      throw err
+    }
+  }
+
+  /**
+   * Updates a team (DESIGN §9.3) in one statement: the team is locked as the caller may manage it
+   * (`managesTeam`), `organization-access` merged (absent flags keep their value), and the row
+   * written only when a value differs, with its `update` event — a PATCH that changes nothing
+   * writes nothing, records nothing, and answers the team as it is. Refused `hidden`: the caller
+   * may not manage the team, or (not an owner) changes a flag; `seed`: the seed file manages it;
+   * `owners`: a rename of the owners team, or a change of its flags; `taken`: the new name is.
+   */
+  async update (caller: Caller, id: string, changes: TeamChanges, requestId: string): Promise<{ team: TeamView } | { refusal: Refusal }> {
+    const given = ORGANIZATION_ACCESS_FLAGS.map((flag) => [ORGANIZATION_ACCESS_COLUMNS[flag], changes.organizationAccess[flag] ?? null] as const)
+    const merged = given.map(([column, value]) => sql`coalesce(${value}::boolean, c.${sql.id(column)}) as ${sql.id(column)}`)
+    const flagChanges = sql.join(given.map(([column]) => sql`m.${sql.id(column)} is distinct from c.${sql.id(column)}`), sql` or `)
+    const assigned = ['name', 'visibility', ...given.map(([column]) => column)].map((column) => sql`${sql.id(column)} = m.${sql.id(column)}`)
+    const query = sql<TeamView & { refusal: Refusal | null }>`with grants as (${callerGrants(this.db, caller)}),
+      current as (select t.*, ${setsOrganizationAccessOf('t.organization_id')} as sets_flags from teams t
+        where t.id = ${id} and ${managesTeam('t')} for update of t),
+      merged as (select c.id, coalesce(${changes.name ?? null}::text, c.name) as name,
+          coalesce(${changes.visibility ?? null}::text, c.visibility) as visibility, ${sql.join(merged)}
+        from current c),
+      verdict as (select case
+            when not c.sets_flags and (${flagChanges}) then 'hidden'
+            when c.managed_by = 'seed' then 'seed'
+            when c.is_owners and (m.name <> c.name or ${flagChanges}) then 'owners'
+          end as refusal,
+          (m.name <> c.name or m.visibility <> c.visibility or ${flagChanges}) as differs
+        from current c join merged m on m.id = c.id),
+      updated as (update teams t set ${sql.join(assigned)} from merged m, verdict v
+        where t.id = m.id and v.refusal is null and v.differs returning t.*),
+      events as (select organization_id, id as resource_id, jsonb_build_object('team', name) as meta from updated),
+      audit as (${this.directoryEvents('events', 'update', caller, requestId)})
+      select ${sql.join(viewColumns('updated'))}, null::text as refusal from updated
+      union all
+      select ${sql.join(viewColumns('current'))}, v.refusal from current, verdict v where not exists (select 1 from updated)`
+    try {
+      const row = (await query.execute(this.db)).rows[0]
+      if (row === undefined) return { refusal: 'hidden' }
+      if (row.refusal !== null) return { refusal: row.refusal }
+      const { refusal: _, ...team } = row
+      return { team }
+    } catch (err) {
+      if (isNameTaken(err)) return { refusal: 'taken' }
+      throw err
+    }
+  }
+
+  /**
+   * Deletes a team (DESIGN §9.1, §9.3) in one transaction: the team is locked as the caller may
+   * manage it (`managesTeam`) — so no team access can be added to it meanwhile — then its
+   * team-access rows are removed, each with its `remove_team` event, and the team goes with its
+   * memberships and tokens (foreign keys) and its `destroy` event. The rows go first, in a
+   * statement of their own, so that the counters' triggers see the team while they count them out.
+   * Refused `hidden`: the caller may not; `seed`: the seed file manages it; `owners`: the owners team.
+   */
+  async destroy (caller: Caller, id: string, requestId: string): Promise<{ refusal?: Refusal }> {
+    return await this.db.transaction().execute(async (trx) => {
+      const target = (await sql<{ refusal: Refusal | null }>`with grants as (${callerGrants(trx, caller)})
+        select case when t.managed_by = 'seed' then 'seed' when t.is_owners then 'owners' end as refusal
+        from teams t where t.id = ${id} and ${managesTeam('t')} for update of t`.execute(trx)).rows[0]
+      if (target === undefined) return { refusal: 'hidden' }
+      if (target.refusal !== null) return { refusal: target.refusal }
+      await sql`with removed as (delete from team_workspaces where team_id = ${id} returning id, organization_id, team_id, workspace_id),
+        audit as (${recordEvents(trx, 'removed', { action: 'remove_team', accessor: { kind: caller.kind, id: callerValues(caller)[0] }, requestId, permissions: false })})
+        select count(*) from removed`.execute(trx)
+      await sql`with destroyed as (delete from teams where id = ${id} returning organization_id, id, name),
+        forgotten as (delete from seed_grants where team_id = ${id}),
+        events as (select organization_id, id as resource_id, jsonb_build_object('team', name) as meta from destroyed),
+        audit as (${this.directoryEvents('events', 'destroy', caller, requestId)})
+        select id from destroyed`.execute(trx)
+      return {}
+    })
+  }
+
+  private directoryEvents (changed: string, action: 'create' | 'update' | 'destroy', caller: Caller, requestId: string): RawBuilder<unknown> {
+    const insert = recordDirectoryEvents(this.db, changed, { resourceType: 'team', action, accessor: { kind: caller.kind, id: callerValues(caller)[0] }, requestId })
+    return sql`${insert}`
   }
 }

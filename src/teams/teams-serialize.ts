@@ -1,15 +1,31 @@
-import type { TeamResource } from '../../schemas/teams.js'
+import type { TeamResource, UserResource } from '../../schemas/teams.js'
+import { organizationAccessOf } from '../db/organization-access.js'
 import { resource, segment } from '../jsonapi/document.js'
-import type { TeamView } from './teams-repository.js'
+import type { TeamMember, TeamView } from './teams-repository.js'
 
-/** A team as its resource (DESIGN §7); `prefix` is where the API is mounted. */
+/** The members of a team row (the database answers json; a driver may hand it over as text). */
+export const membersOf = (row: TeamView): TeamMember[] => typeof row.users === 'string' ? JSON.parse(row.users) as TeamMember[] : row.users
+
+/** A team as its resource (DESIGN §7, §9.3) for the caller it was read for; `prefix` is where the API is mounted. */
 export function toTeamResource (row: TeamView, prefix: string): TeamResource {
+  const members = membersOf(row)
   return resource('teams', row.id, {
     name: row.name,
     visibility: row.visibility,
-    'users-count': Number(row.users_count),
-    'organization-access': { 'manage-workspaces': row.manage_workspaces, 'read-workspaces': row.read_workspaces }
+    'users-count': members.length,
+    'organization-access': organizationAccessOf(row),
+    permissions: { 'can-update-membership': row.can_update_membership, 'can-destroy': row.can_destroy }
   }, {
-    organization: { data: { id: row.organization_name, type: 'organizations' as const } }
+    organization: { data: { id: row.organization_name, type: 'organizations' as const } },
+    users: { data: members.map((member) => ({ id: member.id, type: 'users' as const })) }
   }, `${prefix}/teams/${segment(row.id)}`)
+}
+
+/** The members of the teams, once each, as the `included` users of `include=users` (DESIGN §9.4). */
+export function includedUsers (rows: TeamView[]): UserResource[] {
+  const seen = new Map<string, UserResource>()
+  for (const member of rows.flatMap(membersOf)) {
+    if (!seen.has(member.id)) seen.set(member.id, { id: member.id, type: 'users', attributes: { username: member.username } })
+  }
+  return [...seen.values()]
 }
