@@ -17,6 +17,8 @@ import { WorkspacesRepository } from './workspaces/workspaces-repository.js'
 import teamRoutes from './teams/teams-routes.js'
 import { TeamsRepository } from './teams/teams-repository.js'
 import auditRoutes from './audit/audit-routes.js'
+import tokenRoutes from './tokens/tokens-routes.js'
+import { TokensRepository } from './tokens/tokens-repository.js'
 import { AuditRepository } from './audit/audit-repository.js'
 import auditRetention from './audit/audit-retention.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
@@ -141,6 +143,7 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(workspaceRoutes, { repository: options.repositories.workspaces, origin })
     await api.register(teamRoutes, { repository: options.repositories.teams, origin })
     await api.register(auditRoutes, { repository: new AuditRepository(options.db) })
+    await api.register(tokenRoutes, { repository: new TokensRepository(options.db), origin })
   })
 }
 

@@ -101,3 +101,26 @@ export const visibleRowKeys = (workspace: string, isAdmin: string, upTo?: RawBui
     where not ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)} and tw.team_visibility = 'secret'
       and tw.team_id in (select g.team_id from grants g where g.team_id is not null)${first}))`
 }
+
+/**
+ * Whether the caller manages this team's tokens (DESIGN §9.5, and our rule beyond it): owners
+ * every team of their organization; a caller with manage-teams only a team that is not the owners
+ * team and whose granting flags — manage-workspaces, read-workspaces, manage-teams,
+ * manage-membership — it holds itself, so that no one mints a token stronger than its own
+ * access. `team` is the alias of the team row judged (its organization_id, is_owners and flags).
+ */
+export const managesTeamTokens = (team: string): RawBuilder<boolean> => {
+  const column = (name: string) => sql.ref(`${team}.${name}`)
+  const held = (flag: string) =>
+    sql`(not ${column(flag)} or exists (select 1 from grants g where g.organization_id = ${column('organization_id')} and g.${sql.raw(flag)}))`
+  return sql<boolean>`(${isOwnerOf(`${team}.organization_id`)} or (not ${column('is_owners')} and ${managesTeamsOf(`${team}.organization_id`)}
+    and ${held('manage_workspaces')} and ${held('read_workspaces')} and ${held('manage_teams')} and ${held('manage_membership')}))`
+}
+
+/**
+ * The caller is an owner of the organization acting through its owners team — a member's user
+ * token or the owners team's token, not an organization token: who manages the organization's
+ * token (DESIGN §9.5).
+ */
+export const ownsThroughTeam = (organization: string): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and g.is_owner and g.team_id is not null)`
