@@ -225,6 +225,19 @@ t.test(`the tokens API (DESIGN §9.5) on ${ENGINE}`, async (t) => {
     t.same(events.map((e) => [e.action, e.meta]), [['destroy', { subject: 'writers' }]])
   })
 
+  t.test('regenerates at once take turns: one token left, the others revoked', async (t) => {
+    const answers = await Promise.all(Array.from({ length: 6 }, async () => await post('/organizations/acme/authentication-token', TOKENS.owner)))
+    t.same(answers.map((res) => res.statusCode), [201, 201, 201, 201, 201, 201])
+    const live = await app.db.selectFrom('tokens').select('id').where('organization_id', '=', 'org-acme').where('managed_by', '=', 'api').execute()
+    t.equal(live.length, 1, 'one API organization token')
+    const secrets = answers.map((res) => res.json().data.attributes.token as string)
+    const working = []
+    for (const secret of secrets) if ((await get('/organization/audit-trail', secret)).statusCode === 200) working.push(secret)
+    t.equal(working.length, 1, 'exactly one of them works')
+    const revoked = await app.db.selectFrom('revoked_tokens').select('digest').where('digest', 'in', secrets.map(tokenDigest)).execute()
+    t.equal(revoked.length, 5, 'the other five are revoked')
+  })
+
   t.test('last-used-at: written on a lookup, at most once a minute', async (t) => {
     const created = await post('/users/user-writer/authentication-tokens', TOKENS.writer)
     const { id, attributes: { token: secret } } = created.json().data as Token
@@ -252,5 +265,24 @@ t.test(`the tokens API (DESIGN §9.5) on ${ENGINE}`, async (t) => {
     const stale = await lastUsed()
     await get('/account/details', secret!)
     t.same(await lastUsed(), stale, 'a remembered token: no lookup, no write')
+
+    if (ENGINE === 'postgres') {
+      // a lookup never waits for a row another transaction holds: it skips the write
+      let release!: () => void
+      const held = new Promise<void>((resolve) => { release = resolve })
+      let locked!: () => void
+      const isLocked = new Promise<void>((resolve) => { locked = resolve })
+      const holder = app.db.transaction().execute(async (trx) => {
+        await sql`select id from tokens where id = ${id} for update`.execute(trx)
+        locked()
+        await held
+      })
+      await isLocked
+      const found = await lookupToken(app.db, digest)
+      t.equal(found?.caller.kind, 'user', 'found while the row is held')
+      release()
+      await holder
+      t.same(await lastUsed(), stale, 'and not written')
+    }
   })
 })
