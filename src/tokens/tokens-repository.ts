@@ -37,7 +37,10 @@ export interface TokenView {
 
 export interface Page { number: number, size: number }
 
-export type CreateResult = { created: TokenView, secret: string } | { created: undefined, taken: boolean }
+export type CreateResult = ({ created: TokenView, secret: string } | { created: undefined, taken: boolean }) & {
+  /** The digests of the tokens a regenerate revoked (none for any other create). */
+  revoked?: string[]
+}
 
 const TOKEN_COLUMNS = sql`tk.id, tk.created_at, tk.last_used_at, tk.expires_at, tk.description, tk.created_by`
 
@@ -56,8 +59,8 @@ export class TokensRepository {
         : sql`select o.id from organizations o where o.name = ${subject.organization}::text and ${ownsThroughTeam('o.id')} for update of o`
       const found = await sql`with grants as (${callerGrants(trx, caller)}) ${lock}`.execute(trx)
       if (found.rows.length === 0) return { created: undefined, taken: false }
-      await this.revokeWhere(trx, caller, this.subjectOf(caller, subject), sql`tk.description is null and tk.managed_by = 'api'`, requestId)
-      return await this.insert(trx, caller, subject, null, expiresAt, requestId)
+      const revoked = await this.revokeWhere(trx, caller, this.subjectOf(caller, subject), sql`tk.description is null and tk.managed_by = 'api'`, requestId)
+      return { ...(await this.insert(trx, caller, subject, null, expiresAt, requestId)), revoked }
     })
   }
 
@@ -78,9 +81,9 @@ export class TokensRepository {
     return result.rows[0]
   }
 
-  /** Revokes the description-less API token of a team or an organization; false: none the caller may revoke. */
-  async revokeSubjectToken (caller: Caller, subject: Subject & { kind: 'team' | 'organization' }, requestId: string): Promise<boolean> {
-    return (await this.revokeWhere(this.db, caller, this.subjectOf(caller, subject), sql`tk.description is null and tk.managed_by = 'api'`, requestId)) > 0
+  /** Revokes the description-less API token of a team or an organization; the digests revoked (none: none the caller may revoke). */
+  async revokeSubjectToken (caller: Caller, subject: Subject & { kind: 'team' | 'organization' }, requestId: string): Promise<string[]> {
+    return await this.revokeWhere(this.db, caller, this.subjectOf(caller, subject), sql`tk.description is null and tk.managed_by = 'api'`, requestId)
   }
 
   /** A page of a team's or a user's tokens, oldest first; undefined when the caller may not see them. */
@@ -101,9 +104,9 @@ export class TokensRepository {
     return result.rows[0]
   }
 
-  /** Revokes one token by id — a seed's included (DESIGN §9.1) — if the caller manages its subject. */
-  async revokeById (caller: Caller, id: string, requestId: string): Promise<boolean> {
-    return (await this.revokeWhere(this.db, caller, this.subjectOfToken(caller, id), sql`tk.id = s.token_id`, requestId)) > 0
+  /** Revokes one token by id — a seed's included (DESIGN §9.1) — if the caller manages its subject; the digest revoked (none: it may not). */
+  async revokeById (caller: Caller, id: string, requestId: string): Promise<string[]> {
+    return await this.revokeWhere(this.db, caller, this.subjectOfToken(caller, id), sql`tk.id = s.token_id`, requestId)
   }
 
   /** The user behind a user token (GET /account/details); undefined for any other caller. */
@@ -150,17 +153,17 @@ export class TokensRepository {
 
   /**
    * Deletes the subject's tokens that `where` (over `tk` and the subject `s`) keeps, remembers
-   * their digests as revoked and records a destroy event for each, in one statement; how many.
+   * their digests as revoked and records a destroy event for each, in one statement; the digests.
    */
-  private async revokeWhere (db: Kysely<Database>, caller: Caller, subject: RawBuilder<unknown>, where: RawBuilder<unknown>, requestId: string): Promise<number> {
-    const result = await sql<{ id: string }>`with grants as (${callerGrants(db, caller)}), subject as (${subject}),
+  private async revokeWhere (db: Kysely<Database>, caller: Caller, subject: RawBuilder<unknown>, where: RawBuilder<unknown>, requestId: string): Promise<string[]> {
+    const result = await sql<{ digest: string }>`with grants as (${callerGrants(db, caller)}), subject as (${subject}),
       gone as (delete from tokens tk using subject s where ${subjectMatches()} and ${where} returning tk.id, tk.digest),
       revoked as (insert into revoked_tokens (digest) select digest from gone on conflict do nothing),
       events as (select o.organization_id, gone.id as resource_id, jsonb_build_object('subject', s.name) as meta
         from gone cross join subject s cross join lateral (${eventOrganizations()}) o),
       audit as (${recordDirectoryEvents(db, 'events', change('destroy', caller, requestId))})
-      select id from gone`.execute(db)
-    return result.rows.length
+      select digest from gone`.execute(db)
+    return result.rows.map((row) => row.digest)
   }
 
   /** Inserts a new API token of the subject and records its create events, in one statement. */

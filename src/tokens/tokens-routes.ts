@@ -42,6 +42,7 @@ const tokenRoutes: FastifyPluginAsyncTypebox<{ repository: TokensRepository, ori
   const prefix = app.prefix
 
   const created = (reply: FastifyReply, result: CreateResult) => {
+    app.forgetTokens(result.revoked ?? [])
     if (result.created !== undefined) return reply.status(201).send(single(toTokenResource(result.created, result.secret)))
     if (result.taken) throw invalidAttribute('Description has already been taken', '/data/attributes/description')
     throw notFound()
@@ -82,8 +83,9 @@ const tokenRoutes: FastifyPluginAsyncTypebox<{ repository: TokensRepository, ori
   app.delete('/teams/:id/authentication-token', {
     schema: { tags, operationId: 'revokeTeamToken', summary: "Revoke a team's token", params: TeamParams, security, produces, response: tokenResponses.remove, description: `Revokes the team's description-less token made through the API: it answers 401 from its next request, and no seed brings it back. 404 while there is none. Who: ${who.team}` }
   }, async (request, reply) => {
-    const revoked = !impossibleId(request.params.id) && await repository.revokeSubjectToken(request.caller, { kind: 'team', teamId: request.params.id }, request.id)
-    if (!revoked) throw notFound()
+    const revoked = impossibleId(request.params.id) ? [] : await repository.revokeSubjectToken(request.caller, { kind: 'team', teamId: request.params.id }, request.id)
+    if (revoked.length === 0) throw notFound()
+    app.forgetTokens(revoked)
     return await reply.status(204).send()
   })
 
@@ -112,7 +114,9 @@ const tokenRoutes: FastifyPluginAsyncTypebox<{ repository: TokensRepository, ori
   app.delete('/organizations/:organization/authentication-token', {
     schema: { tags, operationId: 'revokeOrganizationToken', summary: "Revoke the organization's token", params: OrganizationParams, querystring: OrganizationTokenQuery, security, produces, response: tokenResponses.remove, description: `Revokes the organization token made through the API: 401 from its next request. 404 while there is none. Who: ${who.organization}` }
   }, async (request, reply) => {
-    if (!(await repository.revokeSubjectToken(request.caller, organizationSubject(request), request.id))) throw notFound()
+    const revoked = await repository.revokeSubjectToken(request.caller, organizationSubject(request), request.id)
+    if (revoked.length === 0) throw notFound()
+    app.forgetTokens(revoked)
     return await reply.status(204).send()
   })
 
@@ -144,8 +148,9 @@ const tokenRoutes: FastifyPluginAsyncTypebox<{ repository: TokensRepository, ori
   app.delete('/authentication-tokens/:id', {
     schema: { tags, operationId: 'revokeToken', summary: 'Revoke a token', params: TokenParams, security, produces, response: tokenResponses.remove, description: 'Revokes one token of any kind — one a seed declares included (DESIGN §9.1): 401 from its next request, and no seed brings it back. Who: whoever manages its subject; 404 otherwise.' }
   }, async (request, reply) => {
-    const revoked = !impossibleId(request.params.id) && await repository.revokeById(request.caller, request.params.id, request.id)
-    if (!revoked) throw notFound()
+    const revoked = impossibleId(request.params.id) ? [] : await repository.revokeById(request.caller, request.params.id, request.id)
+    if (revoked.length === 0) throw notFound()
+    app.forgetTokens(revoked)
     return await reply.status(204).send()
   })
 
