@@ -120,8 +120,8 @@ export class TokensRepository {
   /**
    * The subject the caller manages, as a row: kind, organization_id (of its events; null for a
    * user), token_organization_id (the organization column of its tokens), team_id, user_id, name
-   * (the event's `subject`). Undefined: no statement needed, the caller may not (someone else's
-   * user tokens).
+   * (the event's `subject`), token_id (null here). No row when the caller may not manage it — a
+   * user's tokens are that user's alone, whatever its grants.
    */
   private subjectOf (caller: Caller, subject: Subject): RawBuilder<unknown> {
     switch (subject.kind) {
