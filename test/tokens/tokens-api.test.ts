@@ -225,6 +225,22 @@ t.test(`the tokens API (DESIGN §9.5) on ${ENGINE}`, async (t) => {
     t.same(events.map((e) => [e.action, e.meta]), [['destroy', { subject: 'writers' }]])
   })
 
+  t.test('revoked by another process: this one still remembers the token, and answers 401 all the same', async (t) => {
+    const org = (await post('/organizations/acme/authentication-token', TOKENS.owner)).json().data
+    const team = (await post('/teams/team-blue/authentication-tokens', TOKENS.owner, { data: { attributes: { description: 'elsewhere' } } })).json().data
+    const write = { data: { type: 'team-workspaces', attributes: { access: 'read' }, relationships: { team: { data: { type: 'teams', id: 'team-green' } }, workspace: { data: { type: 'workspaces', id: 'ws-dev' } } } } }
+    t.equal((await get('/organization/audit-trail', org.attributes.token)).statusCode, 200, 'used, so remembered')
+    t.equal((await get('/teams/team-blue', team.attributes.token)).statusCode, 200, 'used, so remembered')
+    // another replica's revocation: the row goes, this process is not told
+    await app.db.deleteFrom('tokens').where('id', 'in', [org.id, team.id]).execute()
+    t.equal((await get('/organization/audit-trail', org.attributes.token)).statusCode, 401, 'the audit trail')
+    t.equal((await post('/team-workspaces', org.attributes.token, write)).statusCode, 401, 'a write')
+    t.equal((await get('/teams/team-red', org.attributes.token)).statusCode, 401, 'a read')
+    t.equal((await get('/teams/team-blue', team.attributes.token)).statusCode, 401, 'a team token: a read')
+    t.equal((await post('/team-workspaces', team.attributes.token, write)).statusCode, 401, 'a team token: a write')
+    t.equal((await app.db.selectFrom('team_workspaces').where('team_id', '=', 'team-green').where('workspace_id', '=', 'ws-dev').execute()).length, 0, 'nothing written')
+  })
+
   t.test('regenerates at once take turns: one token left, the others revoked', async (t) => {
     const answers = await Promise.all(Array.from({ length: 6 }, async () => await post('/organizations/acme/authentication-token', TOKENS.owner)))
     t.same(answers.map((res) => res.statusCode), [201, 201, 201, 201, 201, 201])
