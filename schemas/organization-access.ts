@@ -4,22 +4,22 @@
 // The wire name ↔ column map is src/db/organization-access.ts.
 
 export const ORGANIZATION_ACCESS_DESCRIPTIONS = {
-  'manage-policies': 'Manage policies and policy sets (stored and answered).',
-  'manage-policy-overrides': 'Override failed policy checks (stored and answered).',
-  'delegate-policy-overrides': 'Delegate policy overrides (a beta flag of HCP Terraform; stored and answered).',
+  'manage-policies': 'Manage policies (kept and echoed; grants nothing here).',
+  'manage-policy-overrides': 'Override policy checks (kept and echoed; grants nothing here).',
+  'delegate-policy-overrides': 'Delegate policy overrides, a beta flag of HCP Terraform (kept and echoed; grants nothing here).',
   'manage-workspaces': 'Admin on every workspace of the organization.',
-  'manage-vcs-settings': 'Manage VCS providers and SSH keys (stored and answered).',
-  'manage-providers': 'Manage the private provider registry (stored and answered).',
-  'manage-modules': 'Manage the private module registry (stored and answered).',
-  'manage-run-tasks': 'Manage run tasks (stored and answered).',
-  'manage-projects': 'Manage projects (stored and answered).',
+  'manage-vcs-settings': 'Manage VCS settings (kept and echoed; grants nothing here).',
+  'manage-providers': 'Manage the private registry’s providers (kept and echoed; grants nothing here).',
+  'manage-modules': 'Manage the private registry’s modules (kept and echoed; grants nothing here).',
+  'manage-run-tasks': 'Manage run tasks (kept and echoed; grants nothing here).',
+  'manage-projects': 'Manage projects (kept and echoed; grants nothing here).',
   'read-workspaces': 'Read on every workspace of the organization.',
-  'read-projects': 'Read every project (stored and answered).',
-  'manage-membership': "Add and remove members of the organization's teams (those whose organization access the caller holds itself).",
-  'manage-teams': "Create, update and delete the organization's teams and their tokens (those whose organization access the caller holds itself), and see every team.",
-  'manage-organization-access': 'Manage teams\' organization access (stored and answered; here only owners change organization access).',
-  'access-secret-teams': 'See secret teams (stored and answered).',
-  'manage-agent-pools': 'Manage agent pools (stored and answered).'
+  'read-projects': 'Read projects (kept and echoed; grants nothing here).',
+  'manage-membership': 'Add and remove members of the teams the team’s members see (never of a team with flags they do not hold).',
+  'manage-teams': 'Create, update and delete teams and change their members (never a team with flags they do not hold), and see every team.',
+  'manage-organization-access': 'Manage organization access (kept and echoed; grants nothing here).',
+  'access-secret-teams': 'Access secret teams (kept and echoed; grants nothing here).',
+  'manage-agent-pools': 'Manage agent pools (kept and echoed; grants nothing here).'
 } as const
 
 export type OrganizationAccessFlag = keyof typeof ORGANIZATION_ACCESS_DESCRIPTIONS

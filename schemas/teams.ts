@@ -2,33 +2,17 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { StringEnum, Visibility } from './common.js'
 import { ErrorDocument, PaginationLinks, PaginationMeta } from './jsonapi.js'
 import { OrganizationRelationship, PageQuery } from './workspaces.js'
+import { ORGANIZATION_ACCESS_DESCRIPTIONS, ORGANIZATION_ACCESS_FLAGS, type OrganizationAccessFlag } from './organization-access.js'
+
+export { ORGANIZATION_ACCESS_DESCRIPTIONS }
 
 // Teams (DESIGN §7, §9.3, §9.4): the reads the Terraform provider makes, and HCP Terraform's
 // Teams and Team Membership APIs as go-tfe sends them.
 // @see https://developer.hashicorp.com/terraform/cloud-docs/api-docs/teams
 // @see https://developer.hashicorp.com/terraform/cloud-docs/api-docs/team-members
 
-/** Every organization-access flag go-tfe sends, with what it means here (src/db/organization-access.ts maps each to its column). */
-export const ORGANIZATION_ACCESS_DESCRIPTIONS = {
-  'manage-policies': 'Manage policies (kept and echoed; grants nothing here).',
-  'manage-policy-overrides': 'Override policy checks (kept and echoed; grants nothing here).',
-  'manage-workspaces': 'Admin on every workspace of the organization.',
-  'manage-vcs-settings': 'Manage VCS settings (kept and echoed; grants nothing here).',
-  'manage-providers': 'Manage the private registry’s providers (kept and echoed; grants nothing here).',
-  'manage-modules': 'Manage the private registry’s modules (kept and echoed; grants nothing here).',
-  'manage-run-tasks': 'Manage run tasks (kept and echoed; grants nothing here).',
-  'manage-projects': 'Manage projects (kept and echoed; grants nothing here).',
-  'read-workspaces': 'Read on every workspace of the organization.',
-  'read-projects': 'Read projects (kept and echoed; grants nothing here).',
-  'manage-membership': 'Add and remove members of the teams the team’s members see (never of a team with flags they do not hold).',
-  'manage-teams': 'Create, update and delete teams and change their members (never a team with flags they do not hold), and see every team.',
-  'manage-organization-access': 'Manage organization access (kept and echoed; grants nothing here).',
-  'access-secret-teams': 'Access secret teams (kept and echoed; grants nothing here).',
-  'manage-agent-pools': 'Manage agent pools (kept and echoed; grants nothing here).'
-} as const
-
-type Flag = keyof typeof ORGANIZATION_ACCESS_DESCRIPTIONS
-const flags = Object.keys(ORGANIZATION_ACCESS_DESCRIPTIONS) as Flag[]
+type Flag = OrganizationAccessFlag
+const flags = ORGANIZATION_ACCESS_FLAGS
 const flagSchemas = <T extends TSchema>(wrap: (description: string) => T) =>
   Object.fromEntries(flags.map((flag) => [flag, wrap(ORGANIZATION_ACCESS_DESCRIPTIONS[flag])])) as Record<Flag, T>
 
@@ -48,6 +32,8 @@ export const TeamResource = Type.Object({
     visibility: Visibility,
     'users-count': Type.Integer({ description: 'How many users are members of the team.' }),
     'organization-access': OrganizationAccess,
+    'sso-team-id': Type.Union([Type.String(), Type.Null()], { description: 'The SSO team id the team is linked to, kept and answered (no SSO here); null when none.' }),
+    'allow-member-token-management': Type.Boolean({ description: 'Kept and answered (default true): the Terraform provider writes it and reads it back.' }),
     permissions: Type.Object({
       'can-update-membership': Type.Boolean({ description: 'Whether this caller may add and remove the team’s members.' }),
       'can-destroy': Type.Boolean({ description: 'Whether this caller may delete the team (never the owners team, nor a team the seed file manages).' })
@@ -99,8 +85,10 @@ export const OrganizationAccessInput = Type.Object(flagSchemas((description) => 
 const teamAttributes = (name: TSchema) => Type.Object({
   name,
   visibility: Type.Optional(Visibility),
-  'organization-access': Type.Optional(OrganizationAccessInput)
-}, { additionalProperties: true, description: 'Other attributes go-tfe may send (`sso-team-id`, `allow-member-token-management`) are accepted and ignored.' })
+  'organization-access': Type.Optional(OrganizationAccessInput),
+  'sso-team-id': Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()], { description: 'Kept and answered; empty or null clears it.' })),
+  'allow-member-token-management': Type.Optional(Type.Boolean({ description: 'Kept and answered (default true on create).' }))
+}, { additionalProperties: true, description: 'Other attributes go-tfe may send are accepted and ignored.' })
 
 const teamData = (attributes: TSchema, update: boolean) => Type.Object({
   type: Type.Optional(StringEnum(['teams'], { description: 'The resource type.' })),

@@ -19,6 +19,8 @@ import { TeamsRepository } from './teams/teams-repository.js'
 import teamMemberRoutes from './teams/team-members-routes.js'
 import { TeamMembersRepository } from './teams/team-members-repository.js'
 import auditRoutes from './audit/audit-routes.js'
+import tokenRoutes from './tokens/tokens-routes.js'
+import { TokensRepository } from './tokens/tokens-repository.js'
 import { AuditRepository } from './audit/audit-repository.js'
 import auditRetention from './audit/audit-retention.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
@@ -144,6 +146,7 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(teamRoutes, { repository: options.repositories.teams, origin })
     await api.register(teamMemberRoutes, { repository: new TeamMembersRepository(options.db) })
     await api.register(auditRoutes, { repository: new AuditRepository(options.db) })
+    await api.register(tokenRoutes, { repository: new TokensRepository(options.db), origin })
   })
 }
 

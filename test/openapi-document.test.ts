@@ -31,7 +31,20 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
     deleteTeam: ['/api/v2/teams/{id}', 'delete', ['204', '401', '404', '422', '503']],
     addTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'post', ['204', '400', '401', '404', '415', '422', '503']],
     removeTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'delete', ['204', '400', '401', '404', '415', '422', '503']],
-    listAuditTrail: ['/api/v2/organization/audit-trail', 'get', ['200', '401', '404', '422', '503']]
+    listAuditTrail: ['/api/v2/organization/audit-trail', 'get', ['200', '401', '404', '422', '503']],
+    regenerateTeamToken: ['/api/v2/teams/{id}/authentication-token', 'post', ['201', '400', '401', '404', '415', '422', '503']],
+    createTeamToken: ['/api/v2/teams/{id}/authentication-tokens', 'post', ['201', '400', '401', '404', '415', '422', '503']],
+    showTeamToken: ['/api/v2/teams/{id}/authentication-token', 'get', ['200', '401', '404', '503']],
+    listTeamTokens: ['/api/v2/teams/{id}/authentication-tokens', 'get', ['200', '401', '404', '422', '503']],
+    revokeTeamToken: ['/api/v2/teams/{id}/authentication-token', 'delete', ['204', '401', '404', '503']],
+    regenerateOrganizationToken: ['/api/v2/organizations/{organization}/authentication-token', 'post', ['201', '400', '401', '404', '415', '422', '503']],
+    showOrganizationToken: ['/api/v2/organizations/{organization}/authentication-token', 'get', ['200', '401', '404', '503']],
+    revokeOrganizationToken: ['/api/v2/organizations/{organization}/authentication-token', 'delete', ['204', '401', '404', '503']],
+    listUserTokens: ['/api/v2/users/{id}/authentication-tokens', 'get', ['200', '401', '404', '422', '503']],
+    createUserToken: ['/api/v2/users/{id}/authentication-tokens', 'post', ['201', '400', '401', '404', '415', '422', '503']],
+    showToken: ['/api/v2/authentication-tokens/{id}', 'get', ['200', '401', '404', '503']],
+    revokeToken: ['/api/v2/authentication-tokens/{id}', 'delete', ['204', '401', '404', '503']],
+    showAccount: ['/api/v2/account/details', 'get', ['200', '401', '404', '503']]
   }
   for (const [operationId, [path, method, statuses]] of Object.entries(expected)) {
     const operation = generated.paths[path]?.[method]
@@ -45,5 +58,5 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
   t.same(Object.keys(audit['200'].content), ['application/json'], 'the audit trail answers plain JSON, as HCP Terraform')
   t.same(Object.keys(audit['404'].content), ['application/vnd.api+json'], 'its errors are JSON:API error documents')
   t.ok(['filter[workspace][id]', 'filter[team][id]'].every((name) => generated.paths['/api/v2/team-workspaces'].get.parameters.some((p: { name: string }) => p.name === name)), 'both filters are documented')
-  t.same(Object.keys(generated.components.schemas).sort(), ['ErrorObject', 'PaginationLinks', 'PaginationMeta', 'Team', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'Workspace'], 'shared schemas are named components')
+  t.same(Object.keys(generated.components.schemas).sort(), ['AuthenticationToken', 'ErrorObject', 'PaginationLinks', 'PaginationMeta', 'Team', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'Workspace'], 'shared schemas are named components')
 })

@@ -145,3 +145,11 @@ export const managesMembersOf = (team: string): RawBuilder<boolean> =>
  * only owners. Anyone else who manages teams may send a team's flags as they are.
  */
 export const setsOrganizationAccessOf = (organization: string): RawBuilder<boolean> => isOwnerOf(organization)
+
+/**
+ * The caller is an owner of the organization acting through its owners team — a member's user
+ * token or the owners team's token, not an organization token: who manages the organization's
+ * token (DESIGN §9.5).
+ */
+export const ownsThroughTeam = (organization: string): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and g.is_owner and g.team_id is not null)`

@@ -18,6 +18,14 @@ declare module 'fastify' {
     /** The caller came from the tokens seen lately, not from a lookup by this request (see ./token-identities.ts). */
     callerRemembered: boolean
   }
+  interface FastifyInstance {
+    /**
+     * Forgets tokens this process remembers (by digest): called after the API revokes them, so that
+     * their next request here is looked up — and refused — at once. Not what makes a revocation
+     * count: every statement checks the token again, on every process (DESIGN §9.2).
+     */
+    forgetTokens: (digests: readonly string[]) => void
+  }
 }
 
 export interface AuthenticationOptions {
@@ -47,6 +55,7 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
   app.decorateRequest('caller', null as never)
   app.decorateRequest('callerRemembered', false)
   const identities = new TokenIdentities()
+  app.decorate('forgetTokens', (digests: readonly string[]) => { for (const digest of digests) identities.forget(digest) })
   const gate = new LookupGate(failuresPerSecond)
   const tooMany = () => new ApiError(429, 'too many requests', `More than ${failuresPerSecond} requests per second without a valid token; retry in 1 s.`)
 

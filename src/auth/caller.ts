@@ -40,13 +40,33 @@ export async function resolveToken (db: Kysely<Database>, secret: string): Promi
   return (await lookupToken(db, tokenDigest(secret)))?.caller ?? null
 }
 
-/** A usable token's caller and when the token expires (null: never), by its digest; null when there is none. */
+/**
+ * A usable token's caller and when the token expires (null: never), by its digest; null when there
+ * is none. One indexed statement, which also records that the token was used: `last_used_at` is
+ * written only when it is older than a minute (a data-modifying CTE of the same statement, so no
+ * round trip of its own), and skipped while another transaction holds the row: a lookup never waits. A lookup runs at most about once a minute per token and process (the
+ * token memory, ./token-identities.ts), and the condition keeps the writes of many processes to
+ * about one a minute per token: never one per request.
+ */
 export async function lookupToken (db: Kysely<Database>, digest: string): Promise<{ caller: Caller, expiresAt: Date | null } | null> {
   // the statement is built once and replayed
-  const query = tokenShapes.compile('token', [digest], ([value]) => db.selectFrom('tokens')
-    .select(['kind', 'organization_id', 'team_id', 'user_id', 'expires_at'])
-    .where(usableToken(value!))
-    .limit(1))
+  const query = tokenShapes.compile('token', [digest], ([value]) => db
+    .with('found', (qc) => qc.selectFrom('tokens')
+      .select(['id', 'kind', 'organization_id', 'team_id', 'user_id', 'expires_at'])
+      .where(usableToken(value!))
+      .limit(1))
+    // the row as it is now (not as `found` saw it), and only when no one holds it: a lookup never waits to write
+    .with('touched', (qc) => qc.updateTable('tokens')
+      .set({ last_used_at: sql<Date>`now()` })
+      .where('tokens.id', 'in', (eb) => eb.selectFrom('tokens as stale')
+        .select('stale.id')
+        .where('stale.id', 'in', eb.selectFrom('found').select('found.id'))
+        .where((w) => w.or([w('stale.last_used_at', 'is', null), w('stale.last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
+        .forUpdate()
+        .skipLocked())
+      .returning('tokens.id'))
+    .selectFrom('found')
+    .select(['kind', 'organization_id', 'team_id', 'user_id', 'expires_at']))
   const token = (await db.executeQuery<Pick<TokenTable, 'kind' | 'organization_id' | 'team_id' | 'user_id' | 'expires_at'>>(query)).rows[0]
   if (token === undefined) return null
   const expiresAt = token.expires_at === null ? null : new Date(token.expires_at)

@@ -19,6 +19,8 @@ export type TeamView = Record<OrganizationAccessColumn, boolean> & {
   name: string
   visibility: Visibility
   is_owners: boolean
+  sso_team_id: string | null
+  allow_member_token_management: boolean
   managed_by: ManagedBy
   organization_name: string
   /** The members, by username (json from the database). */
@@ -36,6 +38,9 @@ export interface TeamChanges {
   name?: string
   visibility?: Visibility
   organizationAccess: Partial<OrganizationAccess>
+  /** Kept and answered (the Terraform provider reads them back); an empty `sso-team-id` clears it (null). */
+  ssoTeamId?: string | null
+  allowMemberTokenManagement?: boolean
 }
 
 /**
@@ -46,7 +51,7 @@ export interface TeamChanges {
 function viewColumns (team: string): Array<AliasedRawBuilder<unknown, string>> {
   const c = (column: string) => sql.ref(`${team}.${column}`)
   return [
-    ...(['id', 'name', 'visibility', 'is_owners', 'managed_by', ...ORGANIZATION_ACCESS_COLUMN_NAMES] as const).map((column) => sql`${c(column)}`.as(column)),
+    ...(['id', 'name', 'visibility', 'is_owners', 'sso_team_id', 'allow_member_token_management', 'managed_by', ...ORGANIZATION_ACCESS_COLUMN_NAMES] as const).map((column) => sql`${c(column)}`.as(column)),
     sql`(select o.name from organizations o where o.id = ${c('organization_id')})`.as('organization_name'),
     sql`coalesce((select json_agg(json_build_object('id', u.id, 'username', u.username) order by u.username, u.id)
       from team_memberships m join users u on u.id = m.user_id where m.team_id = ${c('id')}), '[]'::json)`.as('users'),
@@ -128,8 +133,9 @@ export class TeamsRepository {
     const query = sql<TeamView>`with grants as (${callerGrants(this.db, caller)}),
       org as (select o.id from organizations o where o.name = ${organization}
         and ${managesTeamsOf('o.id')} and (${setsOrganizationAccessOf('o.id')} or not ${setsFlags}::boolean)),
-      inserted as (insert into teams (id, organization_id, name, visibility, managed_by, ${sql.join(columns)})
-        select ${newId('team')}::text, org.id, ${changes.name}::text, ${changes.visibility ?? 'secret'}::text, 'api',
+      inserted as (insert into teams (id, organization_id, name, visibility, sso_team_id, allow_member_token_management, managed_by, ${sql.join(columns)})
+        select ${newId('team')}::text, org.id, ${changes.name}::text, ${changes.visibility ?? 'secret'}::text,
+          ${changes.ssoTeamId ?? null}::text, ${changes.allowMemberTokenManagement ?? true}::boolean, 'api',
           ${sql.join(flags.map((value) => sql`${value}::boolean`))}
         from org returning *),
       events as (select organization_id, id as resource_id, jsonb_build_object('team', name) as meta from inserted),
@@ -156,19 +162,23 @@ export class TeamsRepository {
     const given = ORGANIZATION_ACCESS_FLAGS.map((flag) => [ORGANIZATION_ACCESS_COLUMNS[flag], changes.organizationAccess[flag] ?? null] as const)
     const merged = given.map(([column, value]) => sql`coalesce(${value}::boolean, c.${sql.id(column)}) as ${sql.id(column)}`)
     const flagChanges = sql.join(given.map(([column]) => sql`m.${sql.id(column)} is distinct from c.${sql.id(column)}`), sql` or `)
-    const assigned = ['name', 'visibility', ...given.map(([column]) => column)].map((column) => sql`${sql.id(column)} = m.${sql.id(column)}`)
+    const assigned = ['name', 'visibility', 'sso_team_id', 'allow_member_token_management', ...given.map(([column]) => column)].map((column) => sql`${sql.id(column)} = m.${sql.id(column)}`)
     const query = sql<TeamView & { refusal: Refusal | null }>`with grants as (${callerGrants(this.db, caller)}),
       current as (select t.*, ${setsOrganizationAccessOf('t.organization_id')} as sets_flags from teams t
         where t.id = ${id} and ${managesTeam('t')} for update of t),
       merged as (select c.id, coalesce(${changes.name ?? null}::text, c.name) as name,
-          coalesce(${changes.visibility ?? null}::text, c.visibility) as visibility, ${sql.join(merged)}
+          coalesce(${changes.visibility ?? null}::text, c.visibility) as visibility,
+          case when ${changes.ssoTeamId !== undefined}::boolean then ${changes.ssoTeamId ?? null}::text else c.sso_team_id end as sso_team_id,
+          coalesce(${changes.allowMemberTokenManagement ?? null}::boolean, c.allow_member_token_management) as allow_member_token_management,
+          ${sql.join(merged)}
         from current c),
       verdict as (select case
             when not c.sets_flags and (${flagChanges}) then 'hidden'
             when c.managed_by = 'seed' then 'seed'
             when c.is_owners and (m.name <> c.name or ${flagChanges}) then 'owners'
           end as refusal,
-          (m.name <> c.name or m.visibility <> c.visibility or ${flagChanges}) as differs
+          (m.name <> c.name or m.visibility <> c.visibility or m.sso_team_id is distinct from c.sso_team_id
+            or m.allow_member_token_management <> c.allow_member_token_management or ${flagChanges}) as differs
         from current c join merged m on m.id = c.id),
       updated as (update teams t set ${sql.join(assigned)} from merged m, verdict v
         where t.id = m.id and v.refusal is null and v.differs returning t.*),

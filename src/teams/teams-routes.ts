@@ -20,6 +20,14 @@ const consumes = ['application/vnd.api+json', 'application/json']
 const givenFlags = (access: OrganizationAccessInput | undefined): Partial<OrganizationAccess> =>
   Object.fromEntries(ORGANIZATION_ACCESS_FLAGS.filter((flag) => typeof access?.[flag] === 'boolean').map((flag) => [flag, access![flag]]))
 
+type TeamAttributesInput = { visibility?: 'secret' | 'organization', 'organization-access'?: OrganizationAccessInput, 'sso-team-id'?: string | null, 'allow-member-token-management'?: boolean }
+
+/** The attributes kept only to be answered (the provider reads back what it wrote): an empty or null `sso-team-id` clears it. */
+const keptAttributes = (attributes: Pick<TeamAttributesInput, 'sso-team-id' | 'allow-member-token-management'>) => ({
+  ...(attributes['sso-team-id'] === undefined ? {} : { ssoTeamId: attributes['sso-team-id'] === '' ? null : attributes['sso-team-id'] }),
+  ...(attributes['allow-member-token-management'] === undefined ? {} : { allowMemberTokenManagement: attributes['allow-member-token-management'] })
+})
+
 /** The answer to a write the repository refused: 404 when the caller may not (as a missing team), 422 for a rule. */
 function refused (refusal: Refusal): ApiError {
   switch (refusal) {
@@ -68,9 +76,9 @@ const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origi
     schema: { tags, operationId: 'createTeam', summary: 'Create a team', params: OrganizationParams, body: CreateTeamBody, security, consumes, produces, response: teamResponses.create, description: 'Creates a team managed by the API: owners, and teams with manage-teams. Only owners may give organization-access flags. 422: the name is taken. 404: no such organization, or the caller may not.' }
   }, async (request, reply) => {
     const { organization } = request.params
-    const { name, visibility, 'organization-access': access } = request.body.data.attributes as { name: string, visibility?: 'secret' | 'organization', 'organization-access'?: OrganizationAccessInput }
+    const { name, visibility, 'organization-access': access, ...rest } = request.body.data.attributes as TeamAttributesInput & { name: string }
     if (impossibleId(organization)) throw notFound()
-    const result = await repository.create(request.caller, organization, { name, ...(visibility === undefined ? {} : { visibility }), organizationAccess: givenFlags(access) }, request.id)
+    const result = await repository.create(request.caller, organization, { name, ...(visibility === undefined ? {} : { visibility }), organizationAccess: givenFlags(access), ...keptAttributes(rest) }, request.id)
     if ('refusal' in result) throw refused(result.refusal)
     return await reply.status(201).send(single(toTeamResource(result.team, prefix)))
   })
@@ -81,9 +89,9 @@ const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origi
     const { id } = request.params
     const { data } = request.body
     if (data.id !== undefined && data.id !== id) throw invalidAttribute('data.id does not match the id in the path', '/data/id')
-    const { name, visibility, 'organization-access': access } = (data.attributes ?? {}) as { name?: string, visibility?: 'secret' | 'organization', 'organization-access'?: OrganizationAccessInput }
+    const { name, visibility, 'organization-access': access, ...rest } = (data.attributes ?? {}) as TeamAttributesInput & { name?: string }
     if (impossibleId(id)) throw notFound()
-    const changes = { ...(name === undefined ? {} : { name }), ...(visibility === undefined ? {} : { visibility }), organizationAccess: givenFlags(access) }
+    const changes = { ...(name === undefined ? {} : { name }), ...(visibility === undefined ? {} : { visibility }), organizationAccess: givenFlags(access), ...keptAttributes(rest) }
     const result = await repository.update(request.caller, id, changes, request.id)
     if ('refusal' in result) throw refused(result.refusal)
     return single(toTeamResource(result.team, prefix))

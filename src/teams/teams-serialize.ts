@@ -14,6 +14,8 @@ export function toTeamResource (row: TeamView, prefix: string): TeamResource {
     visibility: row.visibility,
     'users-count': members.length,
     'organization-access': organizationAccessOf(row),
+    'sso-team-id': row.sso_team_id,
+    'allow-member-token-management': row.allow_member_token_management,
     permissions: { 'can-update-membership': row.can_update_membership, 'can-destroy': row.can_destroy }
   }, {
     organization: { data: { id: row.organization_name, type: 'organizations' as const } },

@@ -5,7 +5,7 @@ import { TOKENS, world } from '../fixtures/world.js'
 import { validateResponse, type Operation } from '../openapi.js'
 
 /** Every organization-access flag, in go-tfe's order. */
-export const FLAGS = ['manage-policies', 'manage-policy-overrides', 'manage-workspaces', 'manage-vcs-settings', 'manage-providers',
+export const FLAGS = ['manage-policies', 'manage-policy-overrides', 'delegate-policy-overrides', 'manage-workspaces', 'manage-vcs-settings', 'manage-providers',
   'manage-modules', 'manage-run-tasks', 'manage-projects', 'read-workspaces', 'read-projects', 'manage-membership', 'manage-teams',
   'manage-organization-access', 'access-secret-teams', 'manage-agent-pools'] as const
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { bearer, build, ENGINE } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
 
-const NO_FLAGS = Object.fromEntries(['manage-policies', 'manage-policy-overrides', 'manage-workspaces', 'manage-vcs-settings', 'manage-providers',
+const NO_FLAGS = Object.fromEntries(['manage-policies', 'manage-policy-overrides', 'delegate-policy-overrides', 'manage-workspaces', 'manage-vcs-settings', 'manage-providers',
   'manage-modules', 'manage-run-tasks', 'manage-projects', 'read-workspaces', 'read-projects', 'manage-membership', 'manage-teams',
   'manage-organization-access', 'access-secret-teams', 'manage-agent-pools'].map((flag) => [flag, false]))
 
@@ -30,6 +30,8 @@ t.test(`team reads (DESIGN §7) on ${ENGINE}`, async (t) => {
             visibility: 'secret',
             'users-count': 1,
             'organization-access': NO_FLAGS,
+            'sso-team-id': null,
+            'allow-member-token-management': true,
             // an owner may change the members of a seed team; the seed file alone deletes it
             permissions: { 'can-update-membership': true, 'can-destroy': false }
           },

@@ -26,6 +26,8 @@ t.test(`the Teams API (DESIGN §9.3) on ${ENGINE}`, async (t) => {
       visibility: 'secret',
       'users-count': 0,
       'organization-access': flags(false),
+      'sso-team-id': null,
+      'allow-member-token-management': true,
       permissions: { 'can-update-membership': true, 'can-destroy': true }
     }, 'visibility secret by default, every flag false')
     t.same(team.relationships, { organization: { data: { id: 'acme', type: 'organizations' } }, users: { data: [] } })
@@ -37,14 +39,15 @@ t.test(`the Teams API (DESIGN §9.3) on ${ENGINE}`, async (t) => {
 
     const all = await api.create('acme', { name: 'everything', visibility: 'organization', 'organization-access': flags(true) }, org)
     t.equal(all.statusCode, 201)
-    t.same(all.json().data.attributes['organization-access'], flags(true), 'all 15 flags echoed')
+    t.same(all.json().data.attributes['organization-access'], flags(true), 'all 16 flags echoed')
     t.same((await api.show(all.json().data.id, org)).json().data.attributes['organization-access'], flags(true), 'and read back')
     t.equal(all.json().data.attributes.visibility, 'organization')
 
     const lenient = await api.create('acme', { name: 'sso', 'sso-team-id': 'abc', 'allow-member-token-management': true, 'is-unified': false, 'organization-access': { 'delegate-policy-overrides': true, 'read-workspaces': true } }, org)
-    t.equal(lenient.statusCode, 201, 'attributes go-tfe may send and this service does not keep are accepted and ignored')
-    t.same(lenient.json().data.attributes['organization-access'], flags(false, { 'read-workspaces': true }))
-    t.notOk('sso-team-id' in lenient.json().data.attributes)
+    t.equal(lenient.statusCode, 201, 'attributes go-tfe may send and this service does not use are accepted')
+    t.same(lenient.json().data.attributes['organization-access'], flags(false, { 'read-workspaces': true, 'delegate-policy-overrides': true }))
+    t.match(lenient.json().data.attributes, { 'sso-team-id': 'abc', 'allow-member-token-management': true }, 'kept and answered: the provider reads them back')
+    t.notOk('is-unified' in lenient.json().data.attributes, 'an attribute not kept is not answered')
 
     const untyped = await app.inject({ method: 'POST', url: '/api/v2/organizations/acme/teams', headers: { authorization: `Bearer ${org}`, 'content-type': 'application/json' }, payload: { data: { attributes: { name: 'untyped' } } } })
     t.equal(untyped.statusCode, 201, 'data.type may be absent')
