@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
