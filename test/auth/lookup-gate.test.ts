@@ -141,10 +141,19 @@ t.test(`TRUST_PROXY: behind a load balancer each client's own address has its ow
   for (const trusted of [true, false]) {
     const app = await build(t, { seed: world, config: { rateLimit: 5, ...(trusted ? { trustProxy: true } : {}) } })
     const from = (address: string) => ({ ...bearer(bogus()), 'x-forwarded-for': address })
-    const one = []
-    for (let i = 0; i < 8; i++) one.push((await app.inject({ url: SHOW, headers: from('198.51.100.1') })).statusCode)
+    // the budget is counted per clock second: the nine requests are made within one (on a machine
+    // too busy for that, the whole trial is made again from the start of the next second)
+    let one: number[] = []
+    let other = 0
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await sleep(1005 - (Date.now() % 1000))
+      const second = Math.floor(Date.now() / 1000)
+      one = []
+      for (let i = 0; i < 8; i++) one.push((await app.inject({ url: SHOW, headers: from('198.51.100.1') })).statusCode)
+      other = (await app.inject({ url: SHOW, headers: from('198.51.100.2') })).statusCode
+      if (Math.floor(Date.now() / 1000) === second) break
+    }
     t.same(one.slice(5), [429, 429, 429], 'one client past its budget')
-    const other = (await app.inject({ url: SHOW, headers: from('198.51.100.2') })).statusCode
     if (trusted) t.equal(other, 401, 'trusted: another client behind the same proxy is counted apart')
     else t.equal(other, 429, 'not trusted: every client behind the proxy is one address')
   }
