@@ -1,6 +1,7 @@
 import { sql, type QueryCreator, type RawBuilder } from 'kysely'
 import type { AuditAction } from '../../schemas/audit.js'
 import { PERMISSION_NAMES } from '../access/permissions.js'
+import { callerValues } from '../access/grants.js'
 import type { Caller } from '../auth/caller.js'
 import type { Database } from '../db/database.js'
 import { PERMISSION_COLUMNS } from '../db/permission-columns.js'
@@ -12,6 +13,9 @@ import { PERMISSION_COLUMNS } from '../db/permission-columns.js'
 export type Accessor =
   | { kind: Caller['kind'], id: string }
   | { kind: 'system', description: string }
+
+/** The accessor of a change made by a caller: the user, team or organization behind its token. */
+export const accessorOf = (caller: Caller): Accessor => ({ kind: caller.kind, id: callerValues(caller)[0] })
 
 export interface AuditedChange {
   /** What the change was; an expression over the changed rows when one statement may do either (a seed's upsert). */

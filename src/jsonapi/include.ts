@@ -13,7 +13,7 @@ export function noInclude (include: string | undefined): void {
  * sends `include=users`); empty includes nothing; anything else is a 400, as `noInclude`.
  */
 export function includesUsers (include: string | undefined): boolean {
-  if (include === undefined || include === '') return false
-  if (include.split(',').every((part) => part === 'users')) return true
-  throw new ApiError(400, 'bad request', 'include not supported', { parameter: 'include' })
+  if (include !== undefined && include.split(',').every((part) => part === 'users')) return true
+  noInclude(include)
+  return false
 }

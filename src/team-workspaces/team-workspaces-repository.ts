@@ -11,6 +11,7 @@ import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
 import type { AccessSource } from '../access/effective-access.js'
 import { recordEvents } from '../audit/audit-record.js'
+import { isGoneWhileWaiting } from '../db/write-races.js'
 
 /**
  * Team-workspace rows, read and written with the caller's visibility and permission applied in
@@ -221,11 +222,4 @@ export class TeamWorkspacesRepository {
         .select('removed.id'))
     return (await this.db.executeQuery(query)).rows.length > 0
   }
-}
-
-/** An insert that found its team or workspace gone once the delete it waited for committed. */
-function isGoneWhileWaiting (err: unknown): boolean {
-  const e = err as { code?: unknown, column?: unknown, message?: unknown } | null
-  if (e?.code === '23503') return true
-  return e?.code === '23502' && (e.column === 'team_visibility' || (typeof e.message === 'string' && e.message.includes('"team_visibility"')))
 }

@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
-import { callerGrants, callerValues } from '../access/grants.js'
+import { callerGrants } from '../access/grants.js'
 import { managesMembersOf } from '../access/predicates.js'
-import { recordDirectoryEvents } from '../audit/audit-record.js'
+import { accessorOf, recordDirectoryEvents } from '../audit/audit-record.js'
+import { isGoneWhileWaiting } from '../db/write-races.js'
 import type { Caller } from '../auth/caller.js'
 
 /**
@@ -42,7 +43,7 @@ export class TeamMembersRepository {
       select coalesce((select array_agg(username order by username) from unknown), '{}') as unknown from target`.execute(this.db)
       .catch((err: unknown) => {
         // the team (or a user) was deleted while the insert waited for it: the team is not there (404)
-        if ((err as { code?: unknown } | null)?.code === '23503') return { rows: [] }
+        if (isGoneWhileWaiting(err)) return { rows: [] }
         throw err
       })
     return this.refusal(result.rows[0], undefined)
@@ -88,6 +89,6 @@ export class TeamMembersRepository {
   }
 
   private events (action: 'add_member' | 'remove_member', caller: Caller, requestId: string) {
-    return recordDirectoryEvents(this.db, 'events', { resourceType: 'team', action, accessor: { kind: caller.kind, id: callerValues(caller)[0] }, requestId })
+    return recordDirectoryEvents(this.db, 'events', { resourceType: 'team', action, accessor: accessorOf(caller), requestId })
   }
 }

@@ -1,4 +1,4 @@
-import { sql, type AliasedRawBuilder, type Kysely, type QueryCreator, type RawBuilder } from 'kysely'
+import { sql, type AliasedRawBuilder, type Kysely, type QueryCreator } from 'kysely'
 import type { Visibility } from '../../schemas/common.js'
 import type { Database, ManagedBy } from '../db/database.js'
 import { newId } from '../db/ids.js'
@@ -6,7 +6,7 @@ import { QueryShapes } from '../db/query-shapes.js'
 import { ORGANIZATION_ACCESS_COLUMN_NAMES, ORGANIZATION_ACCESS_COLUMNS, ORGANIZATION_ACCESS_FLAGS, type OrganizationAccess, type OrganizationAccessColumn } from '../db/organization-access.js'
 import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
 import { isMemberOf, managesMembersOf, managesTeam, managesTeamsOf, readsTeam, setsOrganizationAccessOf } from '../access/predicates.js'
-import { recordDirectoryEvents, recordEvents } from '../audit/audit-record.js'
+import { accessorOf, recordDirectoryEvents, recordEvents } from '../audit/audit-record.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 
@@ -215,7 +215,7 @@ export class TeamsRepository {
       if (target === undefined) return { refusal: 'hidden' }
       if (target.refusal !== null) return { refusal: target.refusal }
       await sql`with removed as (delete from team_workspaces where team_id = ${id} returning id, organization_id, team_id, workspace_id),
-        audit as (${recordEvents(trx, 'removed', { action: 'remove_team', accessor: { kind: caller.kind, id: callerValues(caller)[0] }, requestId, permissions: false })})
+        audit as (${recordEvents(trx, 'removed', { action: 'remove_team', accessor: accessorOf(caller), requestId, permissions: false })})
         select count(*) from removed`.execute(trx)
       await sql`with destroyed as (delete from teams where id = ${id} returning organization_id, id, name),
         forgotten as (delete from seed_grants where team_id = ${id}),
@@ -226,8 +226,7 @@ export class TeamsRepository {
     })
   }
 
-  private directoryEvents (changed: string, action: 'create' | 'update' | 'destroy', caller: Caller, requestId: string): RawBuilder<unknown> {
-    const insert = recordDirectoryEvents(this.db, changed, { resourceType: 'team', action, accessor: { kind: caller.kind, id: callerValues(caller)[0] }, requestId })
-    return sql`${insert}`
+  private directoryEvents (changed: string, action: 'create' | 'update' | 'destroy', caller: Caller, requestId: string) {
+    return recordDirectoryEvents(this.db, changed, { resourceType: 'team', action, accessor: accessorOf(caller), requestId })
   }
 }

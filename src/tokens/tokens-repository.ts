@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { callerGrants, tokenStillNamesCaller } from '../access/grants.js'
 import { managesTeam, ownsThroughTeam } from '../access/predicates.js'
-import { recordDirectoryEvents, type DirectoryChange } from '../audit/audit-record.js'
+import { accessorOf, recordDirectoryEvents, tokenEvents, type DirectoryChange } from '../audit/audit-record.js'
 import type { Caller } from '../auth/caller.js'
 import { tokenDigest } from '../auth/token-digest.js'
 import { newTokenSecret } from './token-secret.js'
@@ -120,33 +120,28 @@ export class TokensRepository {
   }
 
   /**
-   * The subject the caller manages, as a row: kind, organization_id (of its events; null for a
-   * user), token_organization_id (the organization column of its tokens), team_id, user_id, name
-   * (the event's `subject`), token_id (null here). No row when the caller may not manage it — a
+   * The subject the caller manages, as a row: kind, and organization_id, team_id, user_id as its
+   * tokens carry them, token_id (null here). No row when the caller may not manage it — a
    * user's tokens are that user's alone, whatever its grants.
    */
   private subjectOf (caller: Caller, subject: Subject): RawBuilder<unknown> {
     switch (subject.kind) {
       case 'team':
-        return sql`select 'team'::text as kind, t.organization_id, null::text as token_organization_id, t.id as team_id, null::text as user_id, t.name, null::text as token_id
+        return sql`select 'team'::text as kind, null::text as organization_id, t.id as team_id, null::text as user_id, null::text as token_id
           from teams t where t.id = ${subject.teamId}::text and ${managesTeam('t')}`
       case 'organization':
-        return sql`select 'organization'::text as kind, o.id as organization_id, o.id as token_organization_id, null::text as team_id, null::text as user_id, o.name, null::text as token_id
+        return sql`select 'organization'::text as kind, o.id as organization_id, null::text as team_id, null::text as user_id, null::text as token_id
           from organizations o where o.name = ${subject.organization}::text and ${ownsThroughTeam('o.id')}`
       case 'user':
-        return sql`select 'user'::text as kind, null::text as organization_id, null::text as token_organization_id, null::text as team_id, u.id as user_id, u.username as name, null::text as token_id
+        return sql`select 'user'::text as kind, null::text as organization_id, null::text as team_id, u.id as user_id, null::text as token_id
           from users u where u.id = ${subject.userId}::text and ${userIsCaller(caller, 'u.id')}`
     }
   }
 
   /** The subject of the token `id`, as subjectOf's row plus token_id, if the caller manages it. */
   private subjectOfToken (caller: Caller, id: string): RawBuilder<unknown> {
-    return sql`select tk.kind, coalesce(t.organization_id, tk.organization_id) as organization_id, tk.organization_id as token_organization_id,
-        tk.team_id, tk.user_id, coalesce(t.name, o.name, u.username) as name, tk.id as token_id
-      from tokens tk
-        left join teams t on t.id = tk.team_id
-        left join organizations o on o.id = tk.organization_id
-        left join users u on u.id = tk.user_id
+    return sql`select tk.kind, tk.organization_id, tk.team_id, tk.user_id, tk.id as token_id
+      from tokens tk left join teams t on t.id = tk.team_id
       where tk.id = ${id}::text and (
         (tk.kind = 'team' and ${managesTeam('t')})
         or (tk.kind = 'organization' and ${ownsThroughTeam('tk.organization_id')})
@@ -159,10 +154,10 @@ export class TokensRepository {
    */
   private async revokeWhere (db: Kysely<Database>, caller: Caller, subject: RawBuilder<unknown>, where: RawBuilder<unknown>, requestId: string): Promise<string[]> {
     const result = await sql<{ digest: string }>`with grants as (${callerGrants(db, caller)}), subject as (${subject}),
-      gone as (delete from tokens tk using subject s where ${subjectMatches()} and ${where} returning tk.id, tk.digest),
+      gone as (delete from tokens tk using subject s where ${subjectMatches()} and ${where}
+        returning tk.id, tk.digest, tk.kind, tk.organization_id, tk.team_id, tk.user_id),
       revoked as (insert into revoked_tokens (digest) select digest from gone on conflict do nothing),
-      events as (select o.organization_id, gone.id as resource_id, jsonb_build_object('subject', s.name) as meta
-        from gone cross join subject s cross join lateral (${eventOrganizations()}) o),
+      events as (select * from ${tokenEvents('gone')} e),
       audit as (${recordDirectoryEvents(db, 'events', change('destroy', caller, requestId))})
       select digest from gone`.execute(db)
     return result.rows.map((row) => row.digest)
@@ -174,12 +169,11 @@ export class TokensRepository {
     const createdBy = caller.kind === 'user' ? caller.userId : null
     const result = await sql<TokenView & { subject: string, id: string | null }>`with grants as (${callerGrants(db, caller)}), subject as (${this.subjectOf(caller, subject)}),
       inserted as (insert into tokens (id, kind, organization_id, team_id, user_id, digest, expires_at, managed_by, description, created_by)
-        select ${newId('at')}::text, s.kind, s.token_organization_id, s.team_id, s.user_id, ${tokenDigest(secret)}::text,
+        select ${newId('at')}::text, s.kind, s.organization_id, s.team_id, s.user_id, ${tokenDigest(secret)}::text,
           ${expiresAt?.toISOString() ?? null}::timestamptz, 'api', ${description}::text, ${createdBy}::text from subject s
         on conflict (team_id, description) where description is not null do nothing
-        returning id, created_at, last_used_at, expires_at, description, created_by, team_id),
-      events as (select o.organization_id, i.id as resource_id, jsonb_build_object('subject', s.name) as meta
-        from inserted i cross join subject s cross join lateral (${eventOrganizations()}) o),
+        returning id, created_at, last_used_at, expires_at, description, created_by, team_id, kind, organization_id, user_id),
+      events as (select * from ${tokenEvents('inserted')} e),
       audit as (${recordDirectoryEvents(db, 'events', change('create', caller, requestId))})
       select s.kind as subject, i.* from subject s left join inserted i on true`.execute(db)
     const row = result.rows[0]
@@ -192,12 +186,8 @@ export class TokensRepository {
 /** A token `tk` is of the subject `s`. */
 const subjectMatches = () => sql<boolean>`(tk.kind = s.kind and (
   (s.kind = 'team' and tk.team_id = s.team_id) or
-  (s.kind = 'organization' and tk.organization_id = s.token_organization_id) or
+  (s.kind = 'organization' and tk.organization_id = s.organization_id) or
   (s.kind = 'user' and tk.user_id = s.user_id)))`
-
-/** The organizations whose trail records an event about the subject `s`: its own; a user's, each it is a member of. */
-const eventOrganizations = () => sql`select s.organization_id where s.kind <> 'user'
-  union select tm.organization_id from team_memberships m join teams tm on tm.id = m.team_id where s.kind = 'user' and m.user_id = s.user_id`
 
 /** The user `column` is the caller itself, a user whose token still names it — the only one who manages a user's tokens. */
 const userIsCaller = (caller: Caller, column: string): RawBuilder<boolean> =>
@@ -205,9 +195,5 @@ const userIsCaller = (caller: Caller, column: string): RawBuilder<boolean> =>
     ? sql<boolean>`(${sql.ref(column)} = ${caller.userId}::text and ${tokenStillNamesCaller(caller)})`
     : sql<boolean>`false`
 
-const change = (action: 'create' | 'destroy', caller: Caller, requestId: string): DirectoryChange => ({
-  resourceType: 'authentication-token',
-  action,
-  accessor: { kind: caller.kind, id: caller.kind === 'organization' ? caller.organizationId : caller.kind === 'team' ? caller.teamId : caller.userId },
-  requestId
-})
+const change = (action: 'create' | 'destroy', caller: Caller, requestId: string): DirectoryChange =>
+  ({ resourceType: 'authentication-token', action, accessor: accessorOf(caller), requestId })
