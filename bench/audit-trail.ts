@@ -173,6 +173,8 @@ async function main (): Promise<void> {
     const db = new pg.Client({ connectionString: url.toString() })
     db.on('error', () => {}) // the database is dropped at the end, whatever happened
     await db.connect()
+    // the service's tables: in its schema, or in public for a checkout from before it had one
+    await db.query('set search_path to team_access, public')
     const loading = performance.now()
     for (const statement of eventsSql()) await db.query(statement)
     await db.query('vacuum analyze audit_events')

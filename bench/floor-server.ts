@@ -24,6 +24,7 @@ import { connect } from '../src/db/connect.js'
 import { paged } from '../src/jsonapi/document.js'
 import { ROW_COLUMNS } from '../src/team-workspaces/team-workspaces-lists.js'
 import { toResource } from '../src/team-workspaces/team-workspaces-serialize.js'
+import { table } from '../src/db/tables.js'
 
 const PREFIX = '/api/v2'
 const PAGE_SIZE = 100
@@ -56,8 +57,8 @@ app.get('/floor/page/:workspace/:number', { schema: { response: { 200: TeamWorks
     .orderBy('created_at').orderBy('id').limit(page.size).offset((page.number - 1) * page.size).execute()
   const { rows: [about] } = await sql<{ workspace_name: string, organization_name: string, total: string }>`
     select w.name as workspace_name, o.name as organization_name,
-      (select count(*) from team_workspaces where workspace_id = ${workspace}) as total
-    from workspaces w join organizations o on o.id = w.organization_id where w.id = ${workspace}`.execute(db)
+      (select count(*) from ${table.team_workspaces} where workspace_id = ${workspace}) as total
+    from ${table.workspaces} w join ${table.organizations} o on o.id = w.organization_id where w.id = ${workspace}`.execute(db)
   if (about === undefined) throw Object.assign(new Error('no such workspace'), { statusCode: 404 })
   const data = rows.map((row) => toResource({ ...row, workspace_name: about.workspace_name, organization_name: about.organization_name }, PREFIX))
   return await reply.type('application/vnd.api+json').send(paged(data, page, Number(about.total), {

@@ -366,6 +366,8 @@ async function bulkLoad (url: string): Promise<number> {
   const began = Date.now()
   const client = new pg.Client({ connectionString: url })
   await client.connect()
+  // the service's tables: in its schema, or in public for a checkout from before it had one
+  await client.query('set search_path to team_access, public')
   try {
     for (const statement of largeWorkspaceSql()) await client.query(statement)
     const { rows: [count] } = await client.query<{ n: string }>("select count(*) as n from team_workspaces where workspace_id = 'ws-large'")

@@ -65,6 +65,8 @@ async function timeOne ([method, path]: [string, string], token = TOKEN, status 
 async function revokedBesideNeverValid (databaseUrl: string): Promise<string> {
   const db = new pg.Client({ connectionString: databaseUrl })
   await db.connect()
+  // the service's tables: in its schema, or in public for a checkout from before it had one
+  await db.query('set search_path to team_access, public')
   const show: [string, string] = ['GET', '/team-workspaces/tws-missing']
   const revoked: number[] = []
   const never: number[] = []

@@ -8,6 +8,7 @@ import * as m0006 from './0006_policy_overrides.js'
 import * as m0007 from './0007_audit_events.js'
 import * as m0008 from './0008_managed_by.js'
 import * as m0009 from './0009_directory_api.js'
+import * as m0010 from './0010_own_schema.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -19,5 +20,6 @@ export const migrations: Record<string, Migration> = {
   '0006_policy_overrides': m0006,
   '0007_audit_events': m0007,
   '0008_managed_by': m0008,
-  '0009_directory_api': m0009
+  '0009_directory_api': m0009,
+  '0010_own_schema': m0010
 }

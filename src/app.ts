@@ -100,7 +100,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   // thrown: with no listener it would end the process
   app.server.on('error', (err) => { app.log.warn({ err: loggable(err) }, 'listening socket error') })
 
-  const connection = await connect(config.database, { ...config.databaseTimeouts, onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
+  const connection = await connect(config.database, { ...config.databaseTimeouts, ...(config.schema === undefined ? {} : { schema: config.schema }), onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())
   app.decorate('db', connection.db)
   // metrics first: routes registered before them are not timed; shed requests are counted

@@ -52,7 +52,7 @@ export async function main (argv: string[]): Promise<number> {
     return 2
   }
   const config = loadConfig()
-  const connection = await connect(config.database)
+  const connection = await connect(config.database, config.schema === undefined ? {} : { schema: config.schema })
   try {
     // a dry run changes nothing, not even the schema: it plans against a database already migrated
     if (dryRun && !(await upToDate(connection.db))) {

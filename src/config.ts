@@ -15,6 +15,7 @@ export const Settings = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Listen address (0.0.0.0 in a container).' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'A postgres:// URL; unset → embedded PGlite.' })),
   DATA_DIR: Type.String({ minLength: 1, default: './data', description: 'Embedded database directory; memory:// keeps it in memory.' }),
+  DATABASE_SCHEMA: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_$]{0,62}$', default: 'team_access', description: 'The PostgreSQL schema of the service\'s tables (created when missing); a database made before it existed moves its tables there on the first start.' }),
   SEED_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A seed file applied on start.' })),
   LOG_LEVEL: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino level.' }),
   RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' }),
@@ -40,6 +41,8 @@ export interface Config {
   port: number
   host: string
   database: DatabaseLocation
+  /** The PostgreSQL schema of the service's tables (DATABASE_SCHEMA); absent → `team_access`. */
+  schema?: string
   seedFile?: string
   logLevel: Settings['LOG_LEVEL']
   rateLimit: number
@@ -160,6 +163,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     port: settings.PORT,
     host: settings.HOST,
     database: settings.DATABASE_URL !== undefined ? { url: settings.DATABASE_URL } : { dataDir: settings.DATA_DIR },
+    schema: settings.DATABASE_SCHEMA,
     ...(settings.SEED_FILE === undefined ? {} : { seedFile: settings.SEED_FILE }),
     logLevel: settings.LOG_LEVEL,
     rateLimit: settings.RATE_LIMIT,

@@ -1,8 +1,8 @@
-/** The public face: the plugin (default export), buildApp, migrate, applySeed and their types. */
+/** The public face: the plugin (default export), buildApp, migrate, applySeed, the host's directory and their types. */
 import teamAccess from './plugin.js'
 
 export default teamAccess
-export type { TeamAccessOptions } from './plugin.js'
+export type { TeamAccessOptions, TeamAccessDecorator } from './plugin.js'
 export type { Caller } from './auth/caller.js'
 export type { Authenticate } from './auth/authentication.js'
 export type { Database } from './db/database.js'
@@ -11,5 +11,12 @@ export { connect } from './db/connect.js'
 export { registerPoolMetrics } from './metrics.js'
 export { buildApp, API_PREFIX } from './app.js'
 export { loadConfig, type Config } from './config.js'
-export { migrate } from './db/migrate.js'
-export { applySeed, formatSeedSummary, SeedError, type ApplySeedOptions, type SeedChanges, type SeedSummary } from './db/seed.js'
+export { applySeed, formatSeedSummary, SeedError, type ApplySeedOptions, type SeedChanges, type SeedDocument, type SeedSummary } from './db/seed.js'
+export { migrate, type MigrateOptions } from './db/migrate.js'
+export { DEFAULT_SCHEMA } from './db/tables.js'
+export {
+  directory, DirectoryError, type Directory, type DirectoryErrorCode, type DirectoryCallOptions,
+  type DirectoryOrganization, type DirectoryUser, type DirectoryTeam, type DirectoryMembership, type DirectoryWorkspace, type DirectoryToken,
+  type NewOrganization, type OrganizationChange, type NewUser, type UserChange, type NewTeam, type TeamChange, type OrganizationAccessInput,
+  type Membership, type NewWorkspace, type WorkspaceChange, type TokenSubject, type NewToken
+} from './directory/host-directory.js'

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
+import type { Redis } from 'ioredis'
 import { connect, type DatabaseLocation } from './db/connect.js'
 import type { Database } from './db/database.js'
+import { inSchema } from './db/tables.js'
 import { migrate as applyMigrations } from './db/migrate.js'
 import authentication, { type Authenticate } from './auth/authentication.js'
 import { registerRateLimit } from './limits/rate-limit.js'
@@ -25,12 +27,22 @@ import { AuditRepository } from './audit/audit-repository.js'
 import auditRetention from './audit/audit-retention.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
 import type { Caller } from './auth/caller.js'
+import { directory, type Directory } from './directory/host-directory.js'
 
 export interface TeamAccessOptions {
   /** Where the API is mounted (Fastify's own option); links in documents follow it. */
   prefix?: string
-  /** A Kysely instance the host owns, or where to connect: `{ url }` (PostgreSQL) or `{ dataDir }` (PGlite). */
-  database: Kysely<Database> | DatabaseLocation
+  /**
+   * A Kysely instance the host owns (of the host's own schema type: the plugin's tables are not
+   * in it), or where to connect: `{ url }` (PostgreSQL) or `{ dataDir }` (PGlite).
+   */
+  database: Kysely<any> | DatabaseLocation
+  /**
+   * The PostgreSQL schema of the plugin's tables, created when missing (default `team_access`): the
+   * host's own tables, in `public` or elsewhere, are never touched. The standalone service sets it
+   * from DATABASE_SCHEMA.
+   */
+  schema?: string
   /** Replaces the bearer-token lookup; return null to answer 401. */
   authenticate?: Authenticate
   /** Apply the migrations on registration (default true). */
@@ -59,7 +71,7 @@ export interface TeamAccessOptions {
    * one budget per caller; when Redis fails, requests go through (the limit fails open).
    * Absent: each process counts on its own.
    */
-  rateLimitRedis?: unknown
+  rateLimitRedis?: Redis
   /**
    * Audit events older than this many days are purged in the background (on start, then hourly);
    * 0 or absent keeps every event. The standalone service sets it from AUDIT_RETENTION_DAYS
@@ -78,6 +90,13 @@ export interface TeamAccessDecorator {
    * when it holds none, or the workspace does not exist.
    */
   effectiveAccess: (query: { caller: Caller, workspaceId: string }) => Promise<EffectiveAccess>
+  /**
+   * The host's directory (DESIGN §9.1): create, change and remove organizations, users, teams,
+   * memberships, workspaces and tokens one at a time, each call one transaction with its cascades
+   * and audit events; the rows it creates are the host's, which no seed removes. Errors are
+   * `DirectoryError`s (`not-found`, `conflict`, `invalid`).
+   */
+  directory: Directory
 }
 
 declare module 'fastify' {
@@ -96,7 +115,7 @@ declare module 'fastify' {
  * child under `prefix`, so the host's own routes are untouched.
  */
 const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
-  const db = await openDatabase(app, options.database)
+  const db = await openDatabase(app, options.database, options.schema)
   if (options.migrate ?? true) await applyMigrations(db)
   // one repository per resource and registration: their statements are built once and replayed
   const repositories = { teamWorkspaces: new TeamWorkspacesRepository(db), workspaces: new WorkspacesRepository(db), teams: new TeamsRepository(db) }
@@ -105,7 +124,8 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
     effectiveAccess: async ({ caller, workspaceId }) => {
       const grants = await repository.grantsOn(caller, workspaceId)
       return combineAccess(grants, grants.rows)
-    }
+    },
+    directory: directory(db)
   } satisfies TeamAccessDecorator)
   await app.register(auditRetention, { db, retentionDays: options.auditRetentionDays ?? 0, everyMs: options.auditPurgeEveryMs })
   await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repositories })
@@ -150,10 +170,10 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
   })
 }
 
-async function openDatabase (app: FastifyInstance, database: TeamAccessOptions['database']): Promise<Kysely<Database>> {
-  if (!('url' in database) && !('dataDir' in database)) return database
+async function openDatabase (app: FastifyInstance, database: TeamAccessOptions['database'], schema: string | undefined): Promise<Kysely<Database>> {
+  if (!('url' in database) && !('dataDir' in database)) return inSchema(database, schema)
   // a location: the plugin owns the connection and closes it with the app
-  const connection = await connect(database, { onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
+  const connection = await connect(database, { ...(schema === undefined ? {} : { schema }), onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())
   return connection.db
 }

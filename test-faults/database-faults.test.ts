@@ -48,7 +48,7 @@ t.test('database faults: stop under load, pool exhaustion, lock waits, recovery'
     const locker = new pg.Client({ connectionString: url })
     await locker.connect()
     await locker.query('begin')
-    await locker.query("select * from team_workspaces where id = 'tws-red-prod' for update")
+    await locker.query("select * from team_access.team_workspaces where id = 'tws-red-prod' for update")
     const { value: res, ms } = await timed(() => app.inject({ method: 'PATCH', url: '/api/v2/team-workspaces/tws-red-prod', headers: { ...auth, 'content-type': 'application/vnd.api+json' }, payload: '{"data":{"attributes":{"access":"read"}}}' }))
     await locker.query('rollback')
     await locker.end()

@@ -6,7 +6,7 @@ import pg from 'pg'
 import { projectFile } from '../src/project-file.js'
 import { connect } from '../src/db/connect.js'
 import { migrate } from '../src/db/migrate.js'
-import { applySeed } from '../src/db/seed.js'
+import { applySeedDocument } from '../src/db/seed.js'
 import { world, TOKENS } from '../test/fixtures/world.js'
 import { recordFigure } from '../test/hardening/figures.js'
 import { throwawayPostgres } from './throwaway-postgres.js'
@@ -56,7 +56,7 @@ const setup = await connect({ url: postgres.url })
 await migrate(setup.db)
 // and a workspace with 100 grants, whose list is some work to serve
 const BIG = Array.from({ length: 100 }, (_, i) => `big-${i}`)
-await applySeed(setup.db, {
+await applySeedDocument(setup.db, {
   ...world,
   organizations: world.organizations.map((o, i) => i !== 0
     ? o
@@ -110,7 +110,7 @@ t.test('SIGTERM with 200 requests in flight over new and keep-alive connections'
   const locker = new pg.Client({ connectionString: postgres.url })
   await locker.connect()
   await locker.query('begin')
-  await locker.query("select id from team_workspaces where id = 'tws-red-prod' for update")
+  await locker.query("select id from team_access.team_workspaces where id = 'tws-red-prod' for update")
   client.stdin!.write('db\n')
   const waiting = async () => {
     // (inside the locker's transaction the activity view is a snapshot unless it is cleared)

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 // the package by its own name, as a host imports it (package.json "exports" → dist/)
-import { applySeed, connect, migrate } from 'team-access'
+import { applySeed, connect, directory as directoryOf, DirectoryError, migrate } from 'team-access'
 import { buildHost, directory } from '../examples/embed.js'
 import { freshLocation, ENGINE } from './helper.js'
 import { validateResponse } from './openapi.js'
@@ -84,6 +84,89 @@ t.test(`embedded in a host app (examples/embed.ts) on ${ENGINE}`, async (t) => {
     const planner = await host.inject({ method: 'POST', url: '/workspaces/ws-web-prod/apply', headers: ben })
     t.equal(planner.statusCode, 403)
     t.same(planner.json(), { ok: false, message: 'no apply here', access: 'plan' })
+  })
+
+  t.test('the host writes its directory through app.teamAccess.directory: a member added, a team removed', async (t) => {
+    const { directory: dir } = host.teamAccess
+    const cy = await dir.createUser({ username: 'cy', id: 'user-cy' })
+    t.equal(cy.managedBy, 'host')
+    const cyToken = await dir.createToken({ userId: cy.id })
+    const webToken = await dir.createToken({ teamId: 'team-web' }, { description: 'deploys' })
+    // the same API with its own bearer tokens, beside the host's header authentication
+    const { default: Fastify } = await import('fastify')
+    const { default: teamAccess } = await import('team-access')
+    const bearerHost: FastifyInstance = Fastify()
+    await bearerHost.register(teamAccess, { prefix: '/api/v2', database: db, migrate: false })
+    t.teardown(() => bearerHost.close())
+    const list = (token: string) => bearerHost.inject({ url: '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-web-prod', headers: { authorization: `Bearer ${token}` } })
+    const access = async (userId: string) => (await host.teamAccess.effectiveAccess({ caller: { kind: 'user', userId }, workspaceId: 'ws-web-prod' })).access
+    // the events recorded since the last call
+    const seen = new Set<string>()
+    const events = async () => {
+      const fresh = (await db.selectFrom('audit_events').selectAll().orderBy('occurred_at').orderBy('id').execute()).filter((e) => !seen.has(e.id))
+      for (const e of fresh) seen.add(e.id)
+      return fresh
+    }
+    await events()
+
+    t.equal((await list(cyToken.secret)).statusCode, 404, 'cy, in no team, sees nothing')
+    t.equal(await access(cy.id), null)
+    t.equal((await list(webToken.secret)).statusCode, 200, 'the team token the host made works')
+
+    const added = await host.inject({ method: 'PUT', url: `/admin/teams/team-web/members/${cy.id}`, headers: ann })
+    t.same(added.json(), { ok: true, membership: { teamId: 'team-web', userId: cy.id, managedBy: 'host' } })
+    const sees = await list(cyToken.secret)
+    t.equal(sees.statusCode, 200, 'the new member’s token sees what the team grants')
+    t.same(sees.json().data.map((row: any) => [row.relationships.team.data.id, row.attributes.access]), [['team-web', 'plan']])
+    t.equal(await access(cy.id), 'plan')
+    const planner = await host.inject({ method: 'POST', url: '/workspaces/ws-web-prod/apply', headers: { 'x-user-id': cy.id } })
+    t.same(planner.json(), { ok: false, message: 'no apply here', access: 'plan' }, 'and the host’s own route agrees')
+    const joined = await events()
+    t.same(joined.map((e) => e.action), ['add_member'], 'one event')
+    const [join] = joined
+    t.match(join, { resource_type: 'team', resource_id: 'team-web', meta: { team: 'web', user: 'cy' }, accessor_kind: 'system', accessor_description: 'user-ann', organization_id: 'org-shop' }, 'add_member, the admin as actor')
+    t.match(join?.request_id, /^req-/, 'the host’s request id')
+
+    const rows = await db.selectFrom('team_workspaces').select('id').where('team_id', '=', 'team-web').execute()
+    t.ok(rows.length > 0, 'the team has team access to lose')
+    const removed = await host.inject({ method: 'DELETE', url: '/admin/teams/team-web', headers: ann })
+    t.same(removed.json(), { ok: true })
+    t.same(await db.selectFrom('teams').select('id').where('id', '=', 'team-web').execute(), [], 'the team is gone')
+    t.same(await db.selectFrom('team_memberships').select('user_id').where('team_id', '=', 'team-web').execute(), [], 'its memberships')
+    t.same(await db.selectFrom('tokens').select('id').where('team_id', '=', 'team-web').execute(), [], 'its tokens')
+    t.same(await db.selectFrom('team_workspaces').select('id').where('team_id', '=', 'team-web').execute(), [], 'its team access')
+    const trail = await events()
+    t.equal(trail.filter((e) => e.action === 'remove_team').length, rows.length, 'one remove_team per team-access row')
+    t.same(trail.filter((e) => e.action === 'remove_team').map((e) => [e.team_id, e.workspace_id, e.team_name]), rows.map(() => ['team-web', 'ws-web-prod', 'web']))
+    t.same(trail.filter((e) => e.action === 'remove_member').map((e) => e.meta).sort((a: any, b: any) => a.user.localeCompare(b.user)),
+      [{ team: 'web', user: 'ben' }, { team: 'web', user: 'cy' }], 'a remove_member per membership')
+    t.same(trail.filter((e) => e.resource_type === 'authentication-token').map((e) => [e.action, e.resource_id]), [['destroy', webToken.id]], 'its token destroyed')
+    t.same(trail.filter((e) => e.resource_type === 'team' && e.action === 'destroy').map((e) => e.meta), [{ team: 'web' }], 'the team destroyed')
+    t.ok(trail.every((e) => e.accessor_kind === 'system' && e.accessor_description === 'user-ann'), 'System, the admin')
+    t.equal(new Set(trail.map((e) => e.request_id)).size, 1, 'one request id: one call')
+    t.not(trail[0]?.request_id, join?.request_id, 'another request than the add’s')
+
+    t.equal((await list(webToken.secret)).statusCode, 401, 'the removed team’s token: 401')
+    t.equal((await list(cyToken.secret)).statusCode, 404, 'the member sees nothing any more')
+    t.equal(await access(cy.id), null)
+    t.equal(await access('user-ben'), null)
+
+    const again = await host.inject({ method: 'DELETE', url: '/admin/teams/team-web', headers: ann })
+    t.equal(again.statusCode, 404, 'a missing team: the host’s 404')
+    t.match(again.json(), { ok: false, message: /no team/ })
+    const owners = await host.inject({ method: 'DELETE', url: '/admin/teams/team-platform', headers: ann })
+    t.equal(owners.statusCode, 422, 'the owners team stays')
+  })
+
+  t.test('a script writes the same directory with directory(db), the package’s export', async (t) => {
+    const script = directoryOf(db)
+    const ws = await script.createWorkspace({ organizationId: 'org-shop', name: 'web-staging' }, { actor: 'migration-script' })
+    t.equal(ws.managedBy, 'host')
+    const shown = await host.inject({ url: '/tfe/api/v2/organizations/shop/workspaces/web-staging', headers: ann })
+    t.equal(shown.statusCode, 200, 'the API sees it')
+    await t.rejects(script.createWorkspace({ organizationId: 'org-shop', name: 'web-staging' }), DirectoryError, 'a taken name: a DirectoryError')
+    await script.removeWorkspace(ws.id)
+    t.equal((await host.inject({ url: '/tfe/api/v2/organizations/shop/workspaces/web-staging', headers: ann })).statusCode, 404, 'removed')
   })
 })
 

@@ -8,7 +8,8 @@ import { buildApp } from '../src/app.js'
 import type { Config } from '../src/config.js'
 import { connect, type Connection, type DatabaseLocation } from '../src/db/connect.js'
 import { migrate } from '../src/db/migrate.js'
-import { applySeed } from '../src/db/seed.js'
+import { applySeedDocument } from '../src/db/seed.js'
+import { table } from '../src/db/tables.js'
 
 /** Tests run on PGlite by default and on the PostgreSQL server of DATABASE_URL when it is set. */
 export const ENGINE: 'postgres' | 'pglite' = process.env.DATABASE_URL ? 'postgres' : 'pglite'
@@ -53,7 +54,7 @@ export async function build (t: Test, options: { seed?: unknown, config?: Partia
   const app = await buildApp(testConfig(await freshLocation(t), options.config), { logger: false })
   // registered after freshLocation's teardown, so it runs first: close, then drop
   t.teardown(() => app.close())
-  if (options.seed !== undefined) await applySeed(app.db, options.seed)
+  if (options.seed !== undefined) await applySeedDocument(app.db, options.seed)
   return app
 }
 
@@ -84,7 +85,7 @@ export async function holdRow (db: Connection['db'], id: string): Promise<() => 
   let locked!: () => void
   const isLocked = new Promise<void>((resolve) => { locked = resolve })
   const lock = db.transaction().execute(async (trx) => {
-    await sql`select id from team_workspaces where id = ${id} for update`.execute(trx)
+    await sql`select id from ${table.team_workspaces} where id = ${id} for update`.execute(trx)
     locked()
     await held
   })

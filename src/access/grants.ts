@@ -1,6 +1,7 @@
 import { sql, type Kysely, type QueryCreator, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
 import type { Caller } from '../auth/caller.js'
+import { table } from '../db/tables.js'
 
 /**
  * What a caller acts as (DESIGN §3), as the `grants` CTE every statement starts with: one row
@@ -32,7 +33,7 @@ export function callerGrants (qc: QueryCreator<Database>, caller: Caller) {
 
 /** The token (by digest; none: a host vouched for the caller) is usable and names this subject. Evaluated once per statement. */
 const tokenNames = (token: string | undefined, column: 'organization_id' | 'team_id' | 'user_id', subject: string): RawBuilder<boolean> =>
-  sql<boolean>`(${token ?? null}::text is null or exists (select 1 from tokens tk
+  sql<boolean>`(${token ?? null}::text is null or exists (select 1 from ${table.tokens} tk
     where tk.digest = ${token ?? null}::text and tk.${sql.raw(column)} = ${subject}::text and (tk.expires_at is null or tk.expires_at > now())))`
 
 /**

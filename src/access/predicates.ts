@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely'
+import { table } from '../db/tables.js'
 
 /**
  * The rules of DESIGN §3 — membership, workspace admin, visibility — stated once, as SQL
@@ -44,7 +45,7 @@ export const actsThrough = (team: string): RawBuilder<boolean> =>
 /** A workspace admin: effective access `admin` — organization-wide, or through a team row with access admin. */
 export const isAdminOf = (workspace: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
   ${administersWorkspacesOf(organization)}
-  or exists (select 1 from team_workspaces a join grants g on g.team_id = a.team_id
+  or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id
              where a.workspace_id = ${sql.ref(workspace)} and a.access = 'admin'))`
 
 /**
@@ -53,7 +54,7 @@ export const isAdminOf = (workspace: string, organization: string): RawBuilder<b
  */
 export const readsWorkspace = (workspace: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
   exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_workspaces or g.read_workspaces))
-  or exists (select 1 from team_workspaces a join grants g on g.team_id = a.team_id where a.workspace_id = ${sql.ref(workspace)}))`
+  or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id where a.workspace_id = ${sql.ref(workspace)}))`
 
 /**
  * Whether a member sees a team without being an admin: the team is visible to the organization,
@@ -91,13 +92,13 @@ export const visibleRowKeys = (workspace: string, isAdmin: string, upTo?: RawBui
   // a page needs at most offset + size keys of each branch: each stops there, in index order
   const first = upTo === undefined ? sql`` : sql` order by tw.created_at, tw.id limit ${upTo}`
   return sql`(
-  (select tw.id, tw.created_at, tw.team_id from team_workspaces tw
+  (select tw.id, tw.created_at, tw.team_id from ${table.team_workspaces} tw
     where ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)}${first})
   union all
-  (select tw.id, tw.created_at, tw.team_id from team_workspaces tw
+  (select tw.id, tw.created_at, tw.team_id from ${table.team_workspaces} tw
     where not ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)} and tw.team_visibility = 'organization'${first})
   union all
-  (select tw.id, tw.created_at, tw.team_id from team_workspaces tw
+  (select tw.id, tw.created_at, tw.team_id from ${table.team_workspaces} tw
     where not ${sql.ref(isAdmin)} and tw.workspace_id = ${sql.ref(workspace)} and tw.team_visibility = 'secret'
       and tw.team_id in (select g.team_id from grants g where g.team_id is not null)${first}))`
 }

@@ -5,6 +5,7 @@ import { callerValues } from '../access/grants.js'
 import type { Caller } from '../auth/caller.js'
 import type { Database } from '../db/database.js'
 import { PERMISSION_COLUMNS } from '../db/permission-columns.js'
+import { table } from '../db/tables.js'
 
 /**
  * Who made a change: the user, team or organization behind a token (the statement reads its
@@ -45,7 +46,7 @@ export function recordEvents<DB extends Database> (qc: QueryCreator<DB>, changed
     .expression(sql`
       select ${column('organization_id')}, ${sql.lit(change.accessor.kind)}, ${accessor.id}, ${accessor.description}, ${change.requestId}::text,
         ${action}, ${column('workspace_id')}, ${column('team_id')}, t.name, ${change.permissions ? permissionsText(changed) : sql`null::text`}
-      from ${sql.table(changed)} join teams t on t.id = ${column('team_id')}`)
+      from ${sql.table(changed)} join ${table.teams} t on t.id = ${column('team_id')}`)
 }
 
 export interface DirectoryChange {
@@ -84,13 +85,13 @@ export function tokenEvents (tokens: string): RawBuilder<{ organization_id: stri
   const t = sql.table(tokens)
   return sql`(
     select o.id as organization_id, g.id as resource_id, jsonb_build_object('subject', o.name) as meta
-      from ${t} g join organizations o on o.id = g.organization_id where g.kind = 'organization'
+      from ${t} g join ${table.organizations} o on o.id = g.organization_id where g.kind = 'organization'
     union all
     select tm.organization_id, g.id, jsonb_build_object('subject', tm.name)
-      from ${t} g join teams tm on tm.id = g.team_id where g.kind = 'team'
+      from ${t} g join ${table.teams} tm on tm.id = g.team_id where g.kind = 'team'
     union all
     select distinct tm.organization_id, g.id, jsonb_build_object('subject', u.username)
-      from ${t} g join users u on u.id = g.user_id join team_memberships m on m.user_id = g.user_id join teams tm on tm.id = m.team_id
+      from ${t} g join ${table.users} u on u.id = g.user_id join ${table.team_memberships} m on m.user_id = g.user_id join ${table.teams} tm on tm.id = m.team_id
       where g.kind = 'user')`
 }
 
@@ -103,9 +104,9 @@ function accessorColumns (accessor: Accessor): { id: RawBuilder<string | null>, 
 /** The name of the user, team or organization behind a token, read in the statement. */
 function accessorName (kind: Caller['kind'], id: string): RawBuilder<string> {
   switch (kind) {
-    case 'organization': return sql`(select name from organizations where id = ${id}::text)`
-    case 'team': return sql`(select name from teams where id = ${id}::text)`
-    case 'user': return sql`(select username from users where id = ${id}::text)`
+    case 'organization': return sql`(select name from ${table.organizations} where id = ${id}::text)`
+    case 'team': return sql`(select name from ${table.teams} where id = ${id}::text)`
+    case 'user': return sql`(select username from ${table.users} where id = ${id}::text)`
   }
 }
 

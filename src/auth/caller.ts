@@ -2,6 +2,7 @@ import { sql, type ExpressionBuilder, type Kysely } from 'kysely'
 import type { Database, TokenTable } from '../db/database.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { tokenDigest } from './token-digest.js'
+import { schemaOf } from '../db/tables.js'
 
 /**
  * Who is asking (DESIGN §3). An organization token acts as an owner of its organization; a team
@@ -49,8 +50,8 @@ export async function resolveToken (db: Kysely<Database>, secret: string): Promi
  * about one a minute per token: never one per request.
  */
 export async function lookupToken (db: Kysely<Database>, digest: string): Promise<{ caller: Caller, expiresAt: Date | null } | null> {
-  // the statement is built once and replayed
-  const query = tokenShapes.compile('token', [digest], ([value]) => db
+  // the statement is built once (per schema: the process may serve plugins of several) and replayed
+  const query = tokenShapes.compile(schemaOf(db), [digest], ([value]) => db
     .with('found', (qc) => qc.selectFrom('tokens')
       .select(['id', 'kind', 'organization_id', 'team_id', 'user_id', 'expires_at'])
       .where(usableToken(value!))

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { Kysely, PostgresDialect, sql, type KyselyConfig, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import type pg from 'pg'
 import type { Database } from './database.js'
+import { inSchema, validSchemaName, DEFAULT_SCHEMA } from './tables.js'
 
 /** Where the data lives: a PostgreSQL server, or an embedded PGlite directory (`memory://` for none). */
 export type DatabaseLocation = { url: string } | { dataDir: string }
@@ -24,7 +25,10 @@ export interface PoolUsage {
 }
 
 export interface Connection {
+  /** The plugin's tables, qualified with `schema` in every statement (src/db/tables.ts). */
   db: Kysely<Database>
+  /** The PostgreSQL schema of the plugin's tables. */
+  schema: string
   engine: 'postgres' | 'pglite'
   /** The PostgreSQL pool's counts right now (metrics read it); absent on PGlite, which is one connection. */
   pool?: () => PoolUsage
@@ -33,10 +37,13 @@ export interface Connection {
 }
 
 export async function connect (location: DatabaseLocation, options: DatabaseTimeouts & {
+  /** The PostgreSQL schema of the plugin's tables (default `team_access`). */
+  schema?: string
   onPoolError?: (err: Error) => void
   /** Kysely's log hook: sees every statement sent (the round-trip budget test counts with it). */
   log?: KyselyConfig['log']
 } = {}): Promise<Connection> {
+  const schema = validSchemaName(options.schema ?? DEFAULT_SCHEMA)
   // each engine's modules load only when it is used: a PGlite start does not parse pg, nor the reverse
   if ('url' in location) {
     const { default: { Pool } } = await import('pg')
@@ -58,12 +65,12 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pgPool, options.onPoolError) }), log: options.log })
     const max = options.poolSize ?? 10
     const pool = (): PoolUsage => ({ max, total: pgPool.totalCount, idle: pgPool.idleCount, waiting: pgPool.waitingCount })
-    return { db, engine: 'postgres', pool, close: () => db.destroy() }
+    return { db: inSchema(db, schema), schema, engine: 'postgres', pool, close: () => db.destroy() }
   }
   const [{ openPGlite }, { PGliteDialect }] = await Promise.all([import('./pglite.js'), import('kysely-pglite-dialect')])
-  const pglite = await openPGlite(location.dataDir)
+  const pglite = await openPGlite(location.dataDir, schema)
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log })
-  return { db, engine: 'pglite', close: () => db.destroy() }
+  return { db: inSchema(db, schema), schema, engine: 'pglite', close: () => db.destroy() }
 }
 
 /**

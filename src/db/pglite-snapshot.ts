@@ -5,9 +5,10 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { DEFAULT_SCHEMA } from './tables.js'
 import { makeSnapshot, migrationDigests, pgliteVersion, SNAPSHOT_FILE, SNAPSHOT_FORMAT, SNAPSHOT_INFO, type SnapshotInfo } from './pglite.js'
 
-const wanted: SnapshotInfo = { format: SNAPSHOT_FORMAT, pglite: pgliteVersion(), migrations: await migrationDigests() }
+const wanted: SnapshotInfo = { format: SNAPSHOT_FORMAT, pglite: pgliteVersion(), schema: DEFAULT_SCHEMA, migrations: await migrationDigests() }
 let current: SnapshotInfo | undefined
 try {
   if (existsSync(SNAPSHOT_FILE)) current = JSON.parse(readFileSync(SNAPSHOT_INFO, 'utf8')) as SnapshotInfo

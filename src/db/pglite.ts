@@ -13,6 +13,7 @@ import { migrations } from '../../migrations/index.js'
 import { projectFile } from '../project-file.js'
 import { migrate } from './migrate.js'
 import { extractSnapshot, writeTar } from './pglite-tar.js'
+import { DEFAULT_SCHEMA } from './tables.js'
 
 /**
  * The embedded database, started fast and small.
@@ -53,29 +54,31 @@ function limitWasmCompileTasks (): void {
 export const SNAPSHOT_FILE = projectFile('dist/pglite/pgdata.tar.gz')
 export const SNAPSHOT_INFO = projectFile('dist/pglite/pgdata.json')
 /** Bumped when the snapshot's contents or format change, so an old one is rebuilt. */
-export const SNAPSHOT_FORMAT = 2
+export const SNAPSHOT_FORMAT = 3
 
 export interface SnapshotInfo {
   format: number
   pglite: string
+  /** The schema the snapshot's tables are in: a database of another schema starts with initdb. */
+  schema: string
   /** The migrations applied in the snapshot, in order, each with a digest of its SQL. */
   migrations: MigrationDigest[]
 }
 export interface MigrationDigest { name: string, sql: string }
 
-/** Opens PGlite on a directory, or in memory for `memory://`. */
-export async function openPGlite (dataDir: string): Promise<PGlite> {
+/** Opens PGlite on a directory, or in memory for `memory://`; a new database starts from the snapshot made for `schema`. */
+export async function openPGlite (dataDir: string, schema: string = DEFAULT_SCHEMA): Promise<PGlite> {
   limitWasmCompileTasks()
   const startParams = [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])]
   if (dataDir.startsWith('memory://')) {
-    const snapshot = await snapshotFile()
+    const snapshot = await snapshotFile(schema)
     // PGlite unpacks the tarball into its in-memory file system
     const loadDataDir = snapshot === undefined ? undefined : new Blob([readFileSync(snapshot)], { type: 'application/x-gzip' })
     return await PGlite.create({ startParams, ...(loadDataDir === undefined ? {} : { loadDataDir }) })
   }
   const directory = dataDir.startsWith('file://') ? dataDir.slice('file://'.length) : dataDir
   if (isEmptyDirectory(directory)) {
-    const snapshot = await snapshotFile()
+    const snapshot = await snapshotFile(schema)
     if (snapshot !== undefined) await extractSnapshot(snapshot, directory)
   }
   return await PGlite.create({ dataDir, startParams })
@@ -113,14 +116,14 @@ export function sameLine (a: string, b: string): boolean {
 }
 
 /** The snapshot (a gzipped tarball) when there is one made by this PGlite line from the migrations loaded here. */
-async function snapshotFile (): Promise<string | undefined> {
+async function snapshotFile (schema: string): Promise<string | undefined> {
   let info: SnapshotInfo
   try {
     info = JSON.parse(readFileSync(SNAPSHOT_INFO, 'utf8')) as SnapshotInfo
   } catch {
     return undefined // not built: initdb
   }
-  if (info.format !== SNAPSHOT_FORMAT || !sameLine(info.pglite, pgliteVersion()) || !Array.isArray(info.migrations) || !existsSync(SNAPSHOT_FILE)) return undefined
+  if (info.format !== SNAPSHOT_FORMAT || info.schema !== schema || !sameLine(info.pglite, pgliteVersion()) || !Array.isArray(info.migrations) || !existsSync(SNAPSHOT_FILE)) return undefined
   // what the snapshot applied must be where this code's migrations begin, statement for statement
   const current = await migrationDigests()
   if (info.migrations.some((applied, i) => applied.name !== current[i]?.name || applied.sql !== current[i]?.sql)) {
@@ -192,7 +195,7 @@ export async function makeSnapshot (): Promise<Buffer> {
     const pglite = await PGlite.create({ dataDir: scratch, initDbStartParams: ['--wal-segsize=1'] })
     const db = new Kysely<any>({ dialect: new PGliteDialect(pglite) })
     try {
-      await migrate(db)
+      await migrate(db, { schema: DEFAULT_SCHEMA })
     } finally {
       await db.destroy() // closes PGlite
     }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { Kysely } from 'kysely'
 import type { Database } from './database.js'
-import { applySeed, SeedError, type ApplySeedOptions, type SeedSummary } from './seed.js'
+import { applySeedDocument, SeedError, type ApplySeedOptions, type SeedSummary } from './seed.js'
 
 /** Reads and applies a seed file; a file that cannot be read or parsed is a SeedError naming it. */
 export async function applySeedFile (db: Kysely<Database>, path: string, options: ApplySeedOptions = {}): Promise<SeedSummary> {
@@ -18,7 +18,7 @@ export async function applySeedFile (db: Kysely<Database>, path: string, options
     throw new SeedError(path, `not valid JSON (${(err as Error).message})`)
   }
   try {
-    return await applySeed(db, document, options)
+    return await applySeedDocument(db, document, options)
   } catch (err) {
     if (err instanceof SeedError) throw new SeedError(err.entry === '' ? path : `${path} › ${err.entry}`, err.problem)
     throw err

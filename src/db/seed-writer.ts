@@ -6,7 +6,8 @@ import { tokenDigest } from '../auth/token-digest.js'
 import type { Database, TokenKind } from './database.js'
 import { newId } from './ids.js'
 import { PERMISSION_COLUMN_NAMES, permissionColumns, pickPermissions } from './permission-columns.js'
-import { recordDirectoryEvents, recordEvents, tokenEvents } from '../audit/audit-record.js'
+import { recordEvents } from '../audit/audit-record.js'
+import { DirectoryWriter } from './directory-writer.js'
 import { ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAccessColumns } from './organization-access.js'
 import { entry, noChanges, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
@@ -30,8 +31,12 @@ export class SeedWriter {
   /** The audit events of one application share an id, as a request's would: the changes that came together. */
   private readonly applicationId = randomUUID()
 
+  /** The removals of rows the document no longer declares, shared with the host's directory: the seed's are System events, `seed`. */
+  private readonly directory: DirectoryWriter
+
   constructor (private readonly trx: Transaction<Database>, dryRun = false) {
     this.summary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0, dryRun, created: noChanges(), changed: noChanges(), removed: noChanges(), warnings: [] }
+    this.directory = new DirectoryWriter(trx, { accessor: { kind: 'system', description: 'seed' }, requestId: this.applicationId }, this.summary.removed)
   }
 
   async write (seed: SeedDocument): Promise<SeedSummary> {
@@ -181,7 +186,7 @@ export class SeedWriter {
       if (id === undefined) throw new SeedError(`${where} › members[${k}] "${username}"`, `no user named "${username}"`)
       userIds.push(id)
     }
-    await this.removeMemberships((eb) => eb.and([
+    await this.directory.removeMemberships((eb) => eb.and([
       eb('team_id', '=', teamId),
       eb('managed_by', '=', SEED),
       ...(userIds.length > 0 ? [eb('user_id', 'not in', userIds)] : [])
@@ -199,7 +204,7 @@ export class SeedWriter {
   private async tokens (tokens: SeedToken[] | undefined, subject: Subject, where: string): Promise<void> {
     const column = ({ organization: 'organization_id', team: 'team_id', user: 'user_id' } as const)[subject.kind]
     const declared = (tokens ?? []).map((token) => tokenDigest(typeof token === 'string' ? token : token.token))
-    await this.removeTokens((eb) => eb.and([
+    await this.directory.removeTokens((eb) => eb.and([
       eb(column, '=', subject.id),
       eb('managed_by', '=', SEED),
       ...(declared.length > 0 ? [eb('digest', 'not in', declared)] : [])
@@ -238,11 +243,7 @@ export class SeedWriter {
     const doomed = await this.trx.selectFrom('users').select(['id', 'username']).where('managed_by', '=', SEED)
       .where((eb) => notDeclared(eb, 'username', declared)).orderBy('username').forUpdate().execute()
     if (doomed.length === 0) return
-    const ids = doomed.map((u) => u.id)
-    // tokens first: a user token's event goes to each organization the user is still a member of
-    await this.removeTokens((eb) => eb('user_id', 'in', ids))
-    await this.removeMemberships((eb) => eb('user_id', 'in', ids))
-    await this.trx.deleteFrom('users').where('id', 'in', ids).execute()
+    await this.directory.removeUsers(doomed.map((u) => u.id))
     this.summary.removed.users.push(...doomed.map((u) => u.username))
   }
 
@@ -261,16 +262,7 @@ export class SeedWriter {
   private async removeTeams (organizationId: string, declared: Named[]): Promise<void> {
     const doomed = await this.undeclared('teams', organizationId, declared)
     if (doomed.length === 0) return
-    const ids = doomed.map((team) => team.id)
-    await this.removeTeamAccess('team_id', ids)
-    await this.removeMemberships((eb) => eb('team_id', 'in', ids))
-    await this.removeTokens((eb) => eb('team_id', 'in', ids))
-    await this.trx.deleteFrom('seed_grants').where('team_id', 'in', ids).execute()
-    await this.trx
-      .with('gone', (qc) => qc.deleteFrom('teams').where('id', 'in', ids)
-        .returning(['organization_id', 'id as resource_id', sql<string>`jsonb_build_object('team', teams.name)`.as('meta')]))
-      .with('audit', (qc) => recordDirectoryEvents(qc, 'gone', { resourceType: 'team', action: 'destroy', ...this.system() }))
-      .selectFrom('gone').select('resource_id').execute()
+    await this.directory.removeTeams(doomed.map((team) => team.id))
     this.summary.removed.teams.push(...doomed.map((team) => team.label))
   }
 
@@ -278,63 +270,8 @@ export class SeedWriter {
   private async removeWorkspaces (organizationId: string, declared: Named[]): Promise<void> {
     const doomed = await this.undeclared('workspaces', organizationId, declared)
     if (doomed.length === 0) return
-    const ids = doomed.map((ws) => ws.id)
-    await this.removeTeamAccess('workspace_id', ids)
-    await this.trx.deleteFrom('seed_grants').where('workspace_id', 'in', ids).execute()
-    await this.trx.deleteFrom('workspaces').where('id', 'in', ids).execute()
+    await this.directory.removeWorkspaces(doomed.map((ws) => ws.id))
     this.summary.removed.workspaces.push(...doomed.map((ws) => ws.label))
-  }
-
-  /** The team-access rows of removed teams or workspaces, each with its `remove_team` event (System, `seed`) in the same statement. */
-  private async removeTeamAccess (column: 'team_id' | 'workspace_id', ids: string[]): Promise<void> {
-    const removed = await this.trx
-      .with('removed', (qc) => qc.deleteFrom('team_workspaces').where(column, 'in', ids)
-        .returning(['id', 'organization_id', 'team_id', 'workspace_id']))
-      .with('audit', (qc) => recordEvents(qc, 'removed', { action: 'remove_team', accessor: { kind: 'system', description: 'seed' }, requestId: this.applicationId, permissions: false }))
-      .selectFrom('removed')
-      .innerJoin('teams as t', 't.id', 'removed.team_id')
-      .innerJoin('workspaces as w', 'w.id', 'removed.workspace_id')
-      .innerJoin('organizations as o', 'o.id', 'removed.organization_id')
-      .select(sql<string>`t.name || ' on ' || o.name || '/' || w.name`.as('label'))
-      .orderBy('label').execute()
-    this.summary.removed.teamAccess.push(...removed.map((r) => r.label))
-  }
-
-  private async removeMemberships (which: (eb: ExpressionBuilder<Database, 'team_memberships'>) => Expression<SqlBool>): Promise<void> {
-    const removed = await this.trx
-      .with('gone', (qc) => qc.deleteFrom('team_memberships').where(which).returning(['team_id', 'user_id']))
-      .with('events', (qc) => qc.selectFrom('gone').innerJoin('teams as t', 't.id', 'gone.team_id').innerJoin('users as u', 'u.id', 'gone.user_id')
-        .select(['t.organization_id', 't.id as resource_id', sql<string>`jsonb_build_object('team', t.name, 'user', u.username)`.as('meta')]))
-      .with('audit', (qc) => recordDirectoryEvents(qc, 'events', { resourceType: 'team', action: 'remove_member', ...this.system() }))
-      .selectFrom('gone')
-      .innerJoin('teams as t', 't.id', 'gone.team_id')
-      .innerJoin('organizations as o', 'o.id', 't.organization_id')
-      .innerJoin('users as u', 'u.id', 'gone.user_id')
-      .select(sql<string>`o.name || '/' || t.name || ': ' || u.username`.as('label'))
-      .orderBy('label').execute()
-    this.summary.removed.memberships.push(...removed.map((r) => r.label))
-  }
-
-  /** Removes tokens, named by their kind and owner — never by secret or digest. */
-  private async removeTokens (which: (eb: ExpressionBuilder<Database, 'tokens'>) => Expression<SqlBool>): Promise<void> {
-    const removed = await this.trx
-      .with('gone', (qc) => qc.deleteFrom('tokens').where(which).returning(['id', 'kind', 'organization_id', 'team_id', 'user_id']))
-      .with('events', (qc) => qc.selectFrom(tokenEvents('gone').as('e')).selectAll())
-      .with('audit', (qc) => recordDirectoryEvents(qc, 'events', { resourceType: 'authentication-token', action: 'destroy', ...this.system() }))
-      .selectFrom('gone')
-      .leftJoin('organizations as o', 'o.id', 'gone.organization_id')
-      .leftJoin('teams as t', 't.id', 'gone.team_id')
-      .leftJoin('organizations as tor', 'tor.id', 't.organization_id')
-      .leftJoin('users as u', 'u.id', 'gone.user_id')
-      .select(sql<string>`case gone.kind when 'user' then 'user ' || u.username when 'team' then 'team ' || tor.name || '/' || t.name
-        else 'organization ' || o.name end`.as('label'))
-      .orderBy('label').execute()
-    this.summary.removed.tokens.push(...removed.map((r) => r.label))
-  }
-
-  /** A seed's changes are the system's: one request id per application. */
-  private system () {
-    return { accessor: { kind: 'system' as const, description: 'seed' }, requestId: this.applicationId }
   }
 
   /** Counts a written row: created when it did not exist, changed when a value (or its source) was different. */

@@ -3,16 +3,18 @@ import type { Kysely } from 'kysely'
 import { SeedDocument, type SeedToken } from '../../schemas/seed.js'
 import { createAjv, errorMessage, errorPointer } from '../validation.js'
 import { customOnlyViolations } from '../access/permissions.js'
-import type { Database } from './database.js'
+import { inSchema } from './tables.js'
 import { pickPermissions } from './permission-columns.js'
 import { SeedWriter } from './seed-writer.js'
 import { entry, formatSeedSummary, labelOf, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
-export { formatSeedSummary, SeedError, type SeedChanges, type SeedSummary }
+export { formatSeedSummary, SeedError, type SeedChanges, type SeedSummary, type SeedDocument }
 
 export interface ApplySeedOptions {
   /** Plan only: run the apply in a transaction that is rolled back, and return what it would do. */
   dryRun?: boolean
+  /** The PostgreSQL schema of the plugin's tables (default: the one `db` works in, else `team_access`). */
+  schema?: string
 }
 
 /** Carries a dry run's summary out of the transaction it rolls back. */
@@ -31,11 +33,17 @@ let validateDocument: ValidateFunction<SeedDocument> | undefined
  * the seed-managed rows the document no longer declares. Returns what it created, changed and
  * removed. With `dryRun`, the very same apply runs and is rolled back: the summary is the plan.
  */
-export async function applySeed (db: Kysely<Database>, document: unknown, options: ApplySeedOptions = {}): Promise<SeedSummary> {
+export async function applySeed (db: Kysely<any>, document: SeedDocument, options: ApplySeedOptions = {}): Promise<SeedSummary> {
+  return await applySeedDocument(db, document, options)
+}
+
+/** applySeed for a document of unknown shape (a file's JSON): the same validation decides. */
+export async function applySeedDocument (db: Kysely<any>, document: unknown, options: ApplySeedOptions = {}): Promise<SeedSummary> {
+  // a document typed in TypeScript is checked too: it may still break a rule of §6 (duplicates, custom-only)
   const seed = validateSeed(document)
   const dryRun = options.dryRun === true
   try {
-    return await db.transaction().execute(async (trx) => {
+    return await inSchema(db, options.schema).transaction().execute(async (trx) => {
       const summary = await new SeedWriter(trx, dryRun).write(seed)
       if (dryRun) throw new RolledBack(summary)
       return summary

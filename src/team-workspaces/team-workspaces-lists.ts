@@ -2,6 +2,7 @@ import { sql, type QueryCreator } from 'kysely'
 import type { Database } from '../db/database.js'
 import { actsThrough, isAdminOf, readsRow, readsTeam, readsWorkspace, visibleRowKeys } from '../access/predicates.js'
 import { PERMISSION_COLUMN_NAMES } from '../db/permission-columns.js'
+import { table } from '../db/tables.js'
 
 /**
  * The list statements of team-workspaces (DESIGN §4), for the repository to build once per shape.
@@ -22,8 +23,8 @@ export const ROW_COLUMNS = ['id', 'team_id', 'workspace_id', 'access', ...PERMIS
  * (a join lets the planner hash a whole small table for one row).
  */
 export const linkNames = (workspaceId: string, organizationId: string) => [
-  sql<string>`(select w.name from workspaces w where w.id = ${sql.ref(workspaceId)})`.as('workspace_name'),
-  sql<string>`(select o.name from organizations o where o.id = ${sql.ref(organizationId)})`.as('organization_name')
+  sql<string>`(select w.name from ${table.workspaces} w where w.id = ${sql.ref(workspaceId)})`.as('workspace_name'),
+  sql<string>`(select o.name from ${table.organizations} o where o.id = ${sql.ref(organizationId)})`.as('organization_name')
 ] as const
 
 /**
@@ -45,9 +46,9 @@ export function rowsOfWorkspace (grants: QueryCreator<Database>, workspaceId: st
         : teamId !== undefined
           ? sql<number>`(select count(*) from ${visibleRowKeys('ws.id', 'ws.is_admin')} k where k.team_id = ${teamId})`.as('count')
           : sql<number>`coalesce((select case when ws.is_admin then c.total else c.organization_visible end
-              from workspace_access_counts c where c.workspace_id = ws.id), 0)
+              from ${table.workspace_access_counts} c where c.workspace_id = ws.id), 0)
             + case when ws.is_admin then 0 else (
-              select count(*) from team_workspaces x
+              select count(*) from ${table.team_workspaces} x
               where x.workspace_id = ws.id and x.team_visibility = 'secret' and ${actsThrough('x.team_id')}) end`.as('count')))
     // the page's keys first, from the indexes alone; then only its rows are read
     .selectFrom(['ws', 'total'])

@@ -12,6 +12,7 @@ import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../acces
 import type { AccessSource } from '../access/effective-access.js'
 import { recordEvents } from '../audit/audit-record.js'
 import { isGoneWhileWaiting } from '../db/write-races.js'
+import { table } from '../db/tables.js'
 
 /**
  * Team-workspace rows, read and written with the caller's visibility and permission applied in
@@ -146,7 +147,7 @@ export class TeamWorkspacesRepository {
       .selectFrom('workspaces as w')
       .where('w.id', '=', input.workspaceId)
       .where(isAdminOf('w.id', 'w.organization_id'))
-      .select(sql<boolean>`exists (select 1 from team_workspaces x where x.workspace_id = w.id and x.team_id = ${input.teamId})`.as('taken'))
+      .select(sql<boolean>`exists (select 1 from ${table.team_workspaces} x where x.workspace_id = w.id and x.team_id = ${input.teamId})`.as('taken'))
       .executeTakeFirst()
     return { added: undefined, taken: why?.taken === true }
   }

@@ -5,6 +5,7 @@ import { managesMembersOf } from '../access/predicates.js'
 import { accessorOf, recordDirectoryEvents } from '../audit/audit-record.js'
 import { isGoneWhileWaiting } from '../db/write-races.js'
 import type { Caller } from '../auth/caller.js'
+import { table } from '../db/tables.js'
 
 /**
  * Why a membership change changed nothing: the caller may not change the team's members, or the
@@ -30,11 +31,11 @@ export class TeamMembersRepository {
   async add (caller: Caller, teamId: string, usernames: string[], requestId: string): Promise<MembersRefusal | undefined> {
     const names = [...new Set(usernames)]
     const result = await sql<{ unknown: string[] }>`with grants as (${callerGrants(this.db, caller)}),
-      target as (select t.id, t.organization_id, t.name from teams t where t.id = ${teamId} and ${managesMembersOf('t')}),
-      found as (select u.id, u.username from users u where u.username = any(${names}::text[])),
+      target as (select t.id, t.organization_id, t.name from ${table.teams} t where t.id = ${teamId} and ${managesMembersOf('t')}),
+      found as (select u.id, u.username from ${table.users} u where u.username = any(${names}::text[])),
       unknown as (select n.username from unnest(${names}::text[]) as n(username)
         where not exists (select 1 from found f where f.username = n.username)),
-      inserted as (insert into team_memberships (team_id, user_id, managed_by)
+      inserted as (insert into ${table.team_memberships} (team_id, user_id, managed_by)
         select target.id, found.id, 'api' from target, found where not exists (select 1 from unknown)
         on conflict (team_id, user_id) do nothing returning team_id, user_id),
       events as (select target.organization_id, target.id as resource_id, jsonb_build_object('team', target.name, 'user', found.username) as meta
@@ -58,18 +59,18 @@ export class TeamMembersRepository {
   async remove (caller: Caller, teamId: string, usernames: string[], requestId: string): Promise<MembersRefusal | undefined> {
     const names = [...new Set(usernames)]
     const result = await sql<{ unknown: string[], seed: string[], last_owner: boolean }>`with grants as (${callerGrants(this.db, caller)}),
-      target as (select t.id, t.organization_id, t.name, t.is_owners from teams t where t.id = ${teamId} and ${managesMembersOf('t')}),
-      found as (select u.id, u.username from users u where u.username = any(${names}::text[])),
+      target as (select t.id, t.organization_id, t.name, t.is_owners from ${table.teams} t where t.id = ${teamId} and ${managesMembersOf('t')}),
+      found as (select u.id, u.username from ${table.users} u where u.username = any(${names}::text[])),
       unknown as (select n.username from unnest(${names}::text[]) as n(username)
         where not exists (select 1 from found f where f.username = n.username)),
-      members as (select m.user_id, m.managed_by from team_memberships m where m.team_id = (select id from target) for update),
+      members as (select m.user_id, m.managed_by from ${table.team_memberships} m where m.team_id = (select id from target) for update),
       doomed as (select members.user_id, members.managed_by, found.username from members join found on found.id = members.user_id),
       verdict as (select
           coalesce((select array_agg(username order by username) from unknown), '{}') as unknown,
           coalesce((select array_agg(username order by username) from doomed where managed_by = 'seed'), '{}') as seed,
           coalesce((select is_owners from target), false) and exists (select 1 from doomed)
             and not exists (select 1 from members where user_id not in (select user_id from doomed)) as last_owner),
-      removed as (delete from team_memberships m using target, doomed, verdict v
+      removed as (delete from ${table.team_memberships} m using target, doomed, verdict v
         where m.team_id = target.id and m.user_id = doomed.user_id
           and cardinality(v.unknown) = 0 and cardinality(v.seed) = 0 and not v.last_owner
         returning m.team_id, m.user_id),

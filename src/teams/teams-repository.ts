@@ -9,6 +9,7 @@ import { isMemberOf, managesMembersOf, managesTeam, managesTeamsOf, readsTeam, s
 import { accessorOf, recordDirectoryEvents, recordEvents } from '../audit/audit-record.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
+import { table } from '../db/tables.js'
 
 /** A member of a team, as its resource and `included` need it. */
 export interface TeamMember { id: string, username: string }
@@ -52,9 +53,9 @@ function viewColumns (team: string): Array<AliasedRawBuilder<unknown, string>> {
   const c = (column: string) => sql.ref(`${team}.${column}`)
   return [
     ...(['id', 'name', 'visibility', 'is_owners', 'sso_team_id', 'allow_member_token_management', 'managed_by', ...ORGANIZATION_ACCESS_COLUMN_NAMES] as const).map((column) => sql`${c(column)}`.as(column)),
-    sql`(select o.name from organizations o where o.id = ${c('organization_id')})`.as('organization_name'),
+    sql`(select o.name from ${table.organizations} o where o.id = ${c('organization_id')})`.as('organization_name'),
     sql`coalesce((select json_agg(json_build_object('id', u.id, 'username', u.username) order by u.username, u.id)
-      from team_memberships m join users u on u.id = m.user_id where m.team_id = ${c('id')}), '[]'::json)`.as('users'),
+      from ${table.team_memberships} m join ${table.users} u on u.id = m.user_id where m.team_id = ${c('id')}), '[]'::json)`.as('users'),
     sql`${managesMembersOf(team)}`.as('can_update_membership'),
     sql`(${managesTeam(team)} and not ${c('is_owners')} and ${c('managed_by')} <> 'seed')`.as('can_destroy')
   ]
@@ -131,9 +132,9 @@ export class TeamsRepository {
     const setsFlags = flags.some((value) => value)
     const columns = ORGANIZATION_ACCESS_FLAGS.map((flag) => sql.id(ORGANIZATION_ACCESS_COLUMNS[flag]))
     const query = sql<TeamView>`with grants as (${callerGrants(this.db, caller)}),
-      org as (select o.id from organizations o where o.name = ${organization}
+      org as (select o.id from ${table.organizations} o where o.name = ${organization}
         and ${managesTeamsOf('o.id')} and (${setsOrganizationAccessOf('o.id')} or not ${setsFlags}::boolean)),
-      inserted as (insert into teams (id, organization_id, name, visibility, sso_team_id, allow_member_token_management, managed_by, ${sql.join(columns)})
+      inserted as (insert into ${table.teams} (id, organization_id, name, visibility, sso_team_id, allow_member_token_management, managed_by, ${sql.join(columns)})
         select ${newId('team')}::text, org.id, ${changes.name}::text, ${changes.visibility ?? 'secret'}::text,
           ${changes.ssoTeamId ?? null}::text, ${changes.allowMemberTokenManagement ?? true}::boolean, 'api',
           ${sql.join(flags.map((value) => sql`${value}::boolean`))}
@@ -164,7 +165,7 @@ export class TeamsRepository {
     const flagChanges = sql.join(given.map(([column]) => sql`m.${sql.id(column)} is distinct from c.${sql.id(column)}`), sql` or `)
     const assigned = ['name', 'visibility', 'sso_team_id', 'allow_member_token_management', ...given.map(([column]) => column)].map((column) => sql`${sql.id(column)} = m.${sql.id(column)}`)
     const query = sql<TeamView & { refusal: Refusal | null }>`with grants as (${callerGrants(this.db, caller)}),
-      current as (select t.*, ${setsOrganizationAccessOf('t.organization_id')} as sets_flags from teams t
+      current as (select t.*, ${setsOrganizationAccessOf('t.organization_id')} as sets_flags from ${table.teams} t
         where t.id = ${id} and ${managesTeam('t')} for update of t),
       merged as (select c.id, coalesce(${changes.name ?? null}::text, c.name) as name,
           coalesce(${changes.visibility ?? null}::text, c.visibility) as visibility,
@@ -180,7 +181,7 @@ export class TeamsRepository {
           (m.name <> c.name or m.visibility <> c.visibility or m.sso_team_id is distinct from c.sso_team_id
             or m.allow_member_token_management <> c.allow_member_token_management or ${flagChanges}) as differs
         from current c join merged m on m.id = c.id),
-      updated as (update teams t set ${sql.join(assigned)} from merged m, verdict v
+      updated as (update ${table.teams} t set ${sql.join(assigned)} from merged m, verdict v
         where t.id = m.id and v.refusal is null and v.differs returning t.*),
       events as (select organization_id, id as resource_id, jsonb_build_object('team', name) as meta from updated),
       audit as (${this.directoryEvents('events', 'update', caller, requestId)})
@@ -211,14 +212,14 @@ export class TeamsRepository {
     return await this.db.transaction().execute(async (trx) => {
       const target = (await sql<{ refusal: Refusal | null }>`with grants as (${callerGrants(trx, caller)})
         select case when t.managed_by = 'seed' then 'seed' when t.is_owners then 'owners' end as refusal
-        from teams t where t.id = ${id} and ${managesTeam('t')} for update of t`.execute(trx)).rows[0]
+        from ${table.teams} t where t.id = ${id} and ${managesTeam('t')} for update of t`.execute(trx)).rows[0]
       if (target === undefined) return { refusal: 'hidden' }
       if (target.refusal !== null) return { refusal: target.refusal }
-      await sql`with removed as (delete from team_workspaces where team_id = ${id} returning id, organization_id, team_id, workspace_id),
+      await sql`with removed as (delete from ${table.team_workspaces} where team_id = ${id} returning id, organization_id, team_id, workspace_id),
         audit as (${recordEvents(trx, 'removed', { action: 'remove_team', accessor: accessorOf(caller), requestId, permissions: false })})
         select count(*) from removed`.execute(trx)
-      await sql`with destroyed as (delete from teams where id = ${id} returning organization_id, id, name),
-        forgotten as (delete from seed_grants where team_id = ${id}),
+      await sql`with destroyed as (delete from ${table.teams} where id = ${id} returning organization_id, id, name),
+        forgotten as (delete from ${table.seed_grants} where team_id = ${id}),
         events as (select organization_id, id as resource_id, jsonb_build_object('team', name) as meta from destroyed),
         audit as (${this.directoryEvents('events', 'destroy', caller, requestId)})
         select id from destroyed`.execute(trx)

@@ -7,6 +7,7 @@ import { accessorOf, recordDirectoryEvents, tokenEvents, type DirectoryChange } 
 import type { Caller } from '../auth/caller.js'
 import { tokenDigest } from '../auth/token-digest.js'
 import { newTokenSecret } from './token-secret.js'
+import { table } from '../db/tables.js'
 
 /**
  * Authentication tokens through the API (DESIGN §9.5). Every statement starts with the caller's
@@ -57,8 +58,8 @@ export class TokensRepository {
     return await this.db.transaction().execute(async (trx) => {
       // the subject's row is locked: concurrent regenerates of one subject take turns
       const lock = subject.kind === 'team'
-        ? sql`select t.id from teams t where t.id = ${subject.teamId}::text and ${managesTeam('t')} for update of t`
-        : sql`select o.id from organizations o where o.name = ${subject.organization}::text and ${ownsThroughTeam('o.id')} for update of o`
+        ? sql`select t.id from ${table.teams} t where t.id = ${subject.teamId}::text and ${managesTeam('t')} for update of t`
+        : sql`select o.id from ${table.organizations} o where o.name = ${subject.organization}::text and ${ownsThroughTeam('o.id')} for update of o`
       const found = await sql`with grants as (${callerGrants(trx, caller)}) ${lock}`.execute(trx)
       if (found.rows.length === 0) return { created: undefined, taken: false }
       const revoked = await this.revokeWhere(trx, caller, this.subjectOf(caller, subject), sql`tk.description is null and tk.managed_by = 'api'`, requestId)
@@ -77,7 +78,7 @@ export class TokensRepository {
   /** The description-less API token of a team or an organization, if the caller manages it. */
   async findSubjectToken (caller: Caller, subject: Subject & { kind: 'team' | 'organization' }): Promise<TokenView | undefined> {
     const result = await sql<TokenView>`with grants as (${callerGrants(this.db, caller)}), subject as (${this.subjectOf(caller, subject)})
-      select ${TOKEN_COLUMNS} from tokens tk join subject s on ${subjectMatches()}
+      select ${TOKEN_COLUMNS} from ${table.tokens} tk join subject s on ${subjectMatches()}
       where tk.description is null and tk.managed_by = 'api'
       order by tk.created_at desc limit 1`.execute(this.db)
     return result.rows[0]
@@ -91,8 +92,8 @@ export class TokensRepository {
   /** A page of a team's or a user's tokens, oldest first; undefined when the caller may not see them. */
   async list (caller: Caller, subject: Subject & { kind: 'team' | 'user' }, page: Page): Promise<{ rows: TokenView[], total: number } | undefined> {
     const result = await sql<Omit<TokenView, 'id'> & { id: string | null, total: string | number }>`with grants as (${callerGrants(this.db, caller)}), subject as (${this.subjectOf(caller, subject)})
-      select p.*, (select count(*) from tokens tk where ${subjectMatches()}) as total
-      from subject s left join lateral (select ${TOKEN_COLUMNS} from tokens tk where ${subjectMatches()}
+      select p.*, (select count(*) from ${table.tokens} tk where ${subjectMatches()}) as total
+      from subject s left join lateral (select ${TOKEN_COLUMNS} from ${table.tokens} tk where ${subjectMatches()}
         order by tk.created_at, tk.id limit ${page.size} offset ${(page.number - 1) * page.size}) p on true`.execute(this.db)
     if (result.rows.length === 0) return undefined
     const rows = result.rows.filter((r): r is typeof r & { id: string } => r.id !== null)
@@ -102,7 +103,7 @@ export class TokensRepository {
   /** One token by id, if the caller manages its subject. */
   async findById (caller: Caller, id: string): Promise<TokenView | undefined> {
     const result = await sql<TokenView>`with grants as (${callerGrants(this.db, caller)}), subject as (${this.subjectOfToken(caller, id)})
-      select ${TOKEN_COLUMNS} from tokens tk join subject s on tk.id = s.token_id`.execute(this.db)
+      select ${TOKEN_COLUMNS} from ${table.tokens} tk join subject s on tk.id = s.token_id`.execute(this.db)
     return result.rows[0]
   }
 
@@ -114,7 +115,7 @@ export class TokensRepository {
   /** The user behind a user token (GET /account/details); undefined for any other caller. */
   async account (caller: Caller): Promise<{ id: string, username: string } | undefined> {
     if (caller.kind !== 'user') return undefined
-    const result = await sql<{ id: string, username: string }>`select u.id, u.username from users u
+    const result = await sql<{ id: string, username: string }>`select u.id, u.username from ${table.users} u
       where u.id = ${caller.userId}::text and ${tokenStillNamesCaller(caller)}`.execute(this.db)
     return result.rows[0]
   }
@@ -128,20 +129,20 @@ export class TokensRepository {
     switch (subject.kind) {
       case 'team':
         return sql`select 'team'::text as kind, null::text as organization_id, t.id as team_id, null::text as user_id, null::text as token_id
-          from teams t where t.id = ${subject.teamId}::text and ${managesTeam('t')}`
+          from ${table.teams} t where t.id = ${subject.teamId}::text and ${managesTeam('t')}`
       case 'organization':
         return sql`select 'organization'::text as kind, o.id as organization_id, null::text as team_id, null::text as user_id, null::text as token_id
-          from organizations o where o.name = ${subject.organization}::text and ${ownsThroughTeam('o.id')}`
+          from ${table.organizations} o where o.name = ${subject.organization}::text and ${ownsThroughTeam('o.id')}`
       case 'user':
         return sql`select 'user'::text as kind, null::text as organization_id, null::text as team_id, u.id as user_id, null::text as token_id
-          from users u where u.id = ${subject.userId}::text and ${userIsCaller(caller, 'u.id')}`
+          from ${table.users} u where u.id = ${subject.userId}::text and ${userIsCaller(caller, 'u.id')}`
     }
   }
 
   /** The subject of the token `id`, as subjectOf's row plus token_id, if the caller manages it. */
   private subjectOfToken (caller: Caller, id: string): RawBuilder<unknown> {
     return sql`select tk.kind, tk.organization_id, tk.team_id, tk.user_id, tk.id as token_id
-      from tokens tk left join teams t on t.id = tk.team_id
+      from ${table.tokens} tk left join ${table.teams} t on t.id = tk.team_id
       where tk.id = ${id}::text and (
         (tk.kind = 'team' and ${managesTeam('t')})
         or (tk.kind = 'organization' and ${ownsThroughTeam('tk.organization_id')})
@@ -154,9 +155,9 @@ export class TokensRepository {
    */
   private async revokeWhere (db: Kysely<Database>, caller: Caller, subject: RawBuilder<unknown>, where: RawBuilder<unknown>, requestId: string): Promise<string[]> {
     const result = await sql<{ digest: string }>`with grants as (${callerGrants(db, caller)}), subject as (${subject}),
-      gone as (delete from tokens tk using subject s where ${subjectMatches()} and ${where}
+      gone as (delete from ${table.tokens} tk using subject s where ${subjectMatches()} and ${where}
         returning tk.id, tk.digest, tk.kind, tk.organization_id, tk.team_id, tk.user_id),
-      revoked as (insert into revoked_tokens (digest) select digest from gone on conflict do nothing),
+      revoked as (insert into ${table.revoked_tokens} (digest) select digest from gone on conflict do nothing),
       events as (select * from ${tokenEvents('gone')} e),
       audit as (${recordDirectoryEvents(db, 'events', change('destroy', caller, requestId))})
       select digest from gone`.execute(db)
@@ -168,7 +169,7 @@ export class TokensRepository {
     const secret = newTokenSecret()
     const createdBy = caller.kind === 'user' ? caller.userId : null
     const result = await sql<TokenView & { subject: string, id: string | null }>`with grants as (${callerGrants(db, caller)}), subject as (${this.subjectOf(caller, subject)}),
-      inserted as (insert into tokens (id, kind, organization_id, team_id, user_id, digest, expires_at, managed_by, description, created_by)
+      inserted as (insert into ${table.tokens} (id, kind, organization_id, team_id, user_id, digest, expires_at, managed_by, description, created_by)
         select ${newId('at')}::text, s.kind, s.organization_id, s.team_id, s.user_id, ${tokenDigest(secret)}::text,
           ${expiresAt?.toISOString() ?? null}::timestamptz, 'api', ${description}::text, ${createdBy}::text from subject s
         on conflict (team_id, description) where description is not null do nothing

@@ -8,6 +8,7 @@ import { pageNumbers } from '../../src/jsonapi/document.js'
 import { build, ENGINE } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
 import { trailClient } from './trail-client.js'
+import { table } from '../../src/db/tables.js'
 
 /**
  * Issue 18: a page of the trail is found by skipping keys of the primary key, never by reading the
@@ -18,8 +19,8 @@ import { trailClient } from './trail-client.js'
  */
 async function expected (db: Kysely<Database>, organizationId: string, since: string | undefined, number: number, size: number) {
   const after = since === undefined ? sql`` : sql`and occurred_at > ${since}::timestamptz`
-  const { rows: [counted] } = await sql<{ n: string | number }>`select count(*) as n from audit_events where organization_id = ${organizationId} ${after}`.execute(db)
-  const { rows } = await sql<{ id: string }>`select id from audit_events where organization_id = ${organizationId} ${after}
+  const { rows: [counted] } = await sql<{ n: string | number }>`select count(*) as n from ${table.audit_events} where organization_id = ${organizationId} ${after}`.execute(db)
+  const { rows } = await sql<{ id: string }>`select id from ${table.audit_events} where organization_id = ${organizationId} ${after}
     order by occurred_at, id limit ${size} offset ${(number - 1) * size}`.execute(db)
   const total = Number(counted!.n)
   const { totalPages, prev, next } = pageNumbers({ number, size }, total)
@@ -68,7 +69,7 @@ t.test(`the trail's pages are the pages of count + OFFSET, on ${ENGINE}`, async 
     payload: { data: { attributes: { access: levels[Math.floor(i / 4) % 4] } } }
   })))
   t.ok(writes.every((r) => r.statusCode === 200), '60 concurrent writes answered 200')
-  const { rows: [all] } = await sql<{ n: string | number }>`select count(*) as n from audit_events where organization_id = 'org-acme'`.execute(app.db)
+  const { rows: [all] } = await sql<{ n: string | number }>`select count(*) as n from ${table.audit_events} where organization_id = 'org-acme'`.execute(app.db)
   const total = Number(all!.n)
   t.ok(total > 90 + 5, `${total} events`)
 
@@ -100,7 +101,7 @@ t.test(`the trail's pages are the pages of count + OFFSET, on ${ENGINE}`, async 
     const served = (await trail.read(TOKENS.organization, query(1, 1000))).json().data.map((e: { timestamp: string }) => e.timestamp)
     const between = new Date(Date.parse(served[50]) + 500).toISOString()
     for (const since of [served[0], served[4], served[50], between, served[95], served.at(-2), served.at(-1), '2000-01-01T00:00:00Z', '2999-01-01T00:00:00Z']) {
-      const { rows: [after] } = await sql<{ n: string | number }>`select count(*) as n from audit_events where organization_id = 'org-acme' and occurred_at > ${since}::timestamptz`.execute(app.db)
+      const { rows: [after] } = await sql<{ n: string | number }>`select count(*) as n from ${table.audit_events} where organization_id = 'org-acme' and occurred_at > ${since}::timestamptz`.execute(app.db)
       const n = Number(after!.n)
       for (const [number, size] of [[1, 1000], [1, 7], [2, 7], [Math.max(1, Math.ceil(n / 7)), 7], [Math.ceil(n / 7) + 1, 7]] as const) {
         await same(`since ${since}, page ${number} of ${size}`, number, size, since)

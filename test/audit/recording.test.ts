@@ -1,9 +1,10 @@
 import t from 'tap'
 import { sql } from 'kysely'
-import { applySeed } from '../../src/db/seed.js'
+import { applySeedDocument } from '../../src/db/seed.js'
 import { build, ENGINE } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
 import { addBody, client } from '../team-workspaces/client.js'
+import { table } from '../../src/db/tables.js'
 
 /**
  * DESIGN §8: every successful add, update and remove writes exactly one audit event, in the same
@@ -92,7 +93,7 @@ t.test(`audit events are recorded with every change, and only then, on ${ENGINE}
 
   t.test('an update that changes nothing answers 200 with the row, records no event, and writes nothing', async (t) => {
     // the row's version (xmin) moves with any write of it, even one that rewrites the same values
-    const version = async (id: string) => (await sql<{ v: string }>`select xmin::text as v from team_workspaces where id = ${id}`.execute(app.db)).rows[0]!.v
+    const version = async (id: string) => (await sql<{ v: string }>`select xmin::text as v from ${table.team_workspaces} where id = ${id}`.execute(app.db)).rows[0]!.v
     const owner = as(TOKENS.organization)
     /** The update's answer, the events it left, and whether the row was written. */
     const update = async (id: string, body: unknown) => {
@@ -170,8 +171,8 @@ t.test(`audit events are recorded with every change, and only then, on ${ENGINE}
 
   t.test('a change whose event cannot be written does not happen', async (t) => {
     await sql`create function audit_refuse() returns trigger language plpgsql as $$ begin raise exception 'no events today'; end $$`.execute(app.db)
-    await sql`create trigger audit_refuse before insert on audit_events for each row execute function audit_refuse()`.execute(app.db)
-    t.teardown(async () => { await sql`drop trigger if exists audit_refuse on audit_events`.execute(app.db) })
+    await sql`create trigger audit_refuse before insert on ${table.audit_events} for each row execute function audit_refuse()`.execute(app.db)
+    t.teardown(async () => { await sql`drop trigger if exists audit_refuse on ${table.audit_events}`.execute(app.db) })
     const res = await api.add(addBody('team-green', 'ws-dev', { access: 'read' }), as(TOKENS.organization))
     t.equal(res.statusCode, 500)
     t.notOk(await app.db.selectFrom('team_workspaces').select('id').where('team_id', '=', 'team-green').where('workspace_id', '=', 'ws-dev').executeTakeFirst(), 'no row without its event')
@@ -204,7 +205,7 @@ t.test(`seed files record their grants as the system, once, on ${ENGINE}`, async
 
   t.test('applying the same seed again records nothing', async (t) => {
     const before = await system()
-    await applySeed(app.db, world)
+    await applySeedDocument(app.db, world)
     t.same(await system(), before)
   })
 
@@ -212,7 +213,7 @@ t.test(`seed files record their grants as the system, once, on ${ENGINE}`, async
     const before = await system()
     const edited = structuredClone(world)
     edited.organizations[0]!['team-access'][3] = { id: 'tws-blue-dev', team: 'blue', workspace: 'dev', access: 'write' }
-    await applySeed(app.db, edited)
+    await applySeedDocument(app.db, edited)
     const added = (await system()).slice(before.length)
     t.equal(added.length, 1)
     t.match(added[0], { action: 'update_team_permissions', team_id: 'team-blue', workspace_id: 'ws-dev', permissions: WRITE_ALL })
@@ -222,8 +223,8 @@ t.test(`seed files record their grants as the system, once, on ${ENGINE}`, async
   t.test('a seed that fails records nothing', async (t) => {
     const before = await system()
     const broken = structuredClone(world)
-    broken.organizations[0]!['team-access'].push({ id: 'tws-green-dev', team: 'green', workspace: 'dev', access: 'read' }, { id: 'tws-x', team: 'nobody', workspace: 'dev', access: 'read' } as any)
-    await t.rejects(applySeed(app.db, broken), { name: 'SeedError' })
+    ;(broken.organizations[0]!['team-access'] as unknown[]).push({ id: 'tws-green-dev', team: 'green', workspace: 'dev', access: 'read' }, { id: 'tws-x', team: 'nobody', workspace: 'dev', access: 'read' } as any)
+    await t.rejects(applySeedDocument(app.db, broken), { name: 'SeedError' })
     t.same(await system(), before)
   })
 })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { resolveToken, bearerSecret } from '../../src/auth/caller.js'
 import { callerGrants } from '../../src/access/grants.js'
-import { applySeed } from '../../src/db/seed.js'
+import { applySeedDocument } from '../../src/db/seed.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
 import { build, bearer, ENGINE } from '../helper.js'
 
@@ -78,7 +78,7 @@ t.test(`token → caller (DESIGN §3) on ${ENGINE}`, async (t) => {
   })
   t.test('a deleted subject takes its tokens with it', async (t) => {
     // the whole document: a seed removes the users it no longer declares (DESIGN §9.1)
-    await applySeed(app.db, { ...seed, users: [...seed.users, { id: 'user-tmp', username: 'tmp', tokens: ['tmp-token-123'] }] })
+    await applySeedDocument(app.db, { ...seed, users: [...seed.users, { id: 'user-tmp', username: 'tmp', tokens: ['tmp-token-123'] }] })
     t.ok(await resolveToken(app.db, 'tmp-token-123'))
     await app.db.deleteFrom('users').where('id', '=', 'user-tmp').execute()
     t.equal(await resolveToken(app.db, 'tmp-token-123'), null)
@@ -210,7 +210,7 @@ t.test(`a token seen lately is checked again by every request (${ENGINE})`, asyn
     t.equal((await app.inject({ url: '/api/v2/organization/audit-trail', headers: bearer(tokens[3]!) })).statusCode, 401)
   })
   t.test('given to another subject: 401 once, then the token acts as its new subject', async (t) => {
-    await applySeed(app.db, { users: [{ id: 'user-r', username: 'r', tokens: ['moving-token-1'] }] })
+    await applySeedDocument(app.db, { users: [{ id: 'user-r', username: 'r', tokens: ['moving-token-1'] }] })
     t.equal((await app.inject({ url: '/api/v2/team-workspaces/tws-r', headers: bearer('moving-token-1') })).statusCode, 404, 'a user in no team of r')
     await app.db.updateTable('tokens').set({ kind: 'organization', user_id: null, organization_id: 'org-r' }).where('digest', '=', tokenDigest('moving-token-1')).execute()
     t.equal((await app.inject({ url: '/api/v2/team-workspaces/tws-r', headers: bearer('moving-token-1') })).statusCode, 401, 'the caller it was remembered as is not its caller any more')

@@ -2,7 +2,8 @@ import t from 'tap'
 import { sql, type Kysely } from 'kysely'
 import { migrations } from '../../migrations/index.js'
 import { ORGANIZATION_ACCESS_COLUMNS } from '../../migrations/0009_directory_api.js'
-import { migrate } from '../../src/db/migrate.js'
+import { migrate, withSearchPath } from '../../src/db/migrate.js'
+import { schemaOf } from '../../src/db/tables.js'
 import { applySeed } from '../../src/db/seed.js'
 import { freshDatabase, ENGINE } from '../helper.js'
 
@@ -17,10 +18,12 @@ t.test(`0007 → 0008 keeps every row, each seed-managed (${ENGINE})`, async (t)
   const { db: typed } = await freshDatabase(t)
   const db = typed as unknown as Kysely<any>
   // back to 0007, as a database made before this release (a new embedded one starts at the latest)
-  for (const name of ['0009_directory_api', '0008_managed_by']) {
-    await migrations[name]!.down!(db)
-    await db.deleteFrom('team_access_migrations').where('name', '=', name).execute()
-  }
+  await withSearchPath(db, schemaOf(db), async (connection) => {
+    for (const name of Object.keys(migrations).filter((name) => name >= '0008').sort().reverse()) {
+      await migrations[name]!.down!(connection)
+      await connection.deleteFrom('team_access_migrations').where('name', '=', name).execute()
+    }
+  })
   const columns = async (table: string) => (await db.introspection.getTables()).find((x) => x.name === table)!.columns.map((c) => c.name)
   t.notOk((await columns('teams')).includes('managed_by'), 'at 0007 there is no source')
 
@@ -45,7 +48,7 @@ t.test(`0007 → 0008 keeps every row, each seed-managed (${ENGINE})`, async (t)
   t.ok(DIRECTORY.every((table) => before[table]!.length > 0), 'a row in every directory table')
 
   const applied = await migrate(db)
-  t.same(applied.map((r) => [r.migrationName, r.status]), [['0008_managed_by', 'Success'], ['0009_directory_api', 'Success']])
+  t.same(applied.map((r) => [r.migrationName, r.status]), Object.keys(migrations).filter((name) => name >= '0008').sort().map((name) => [name, 'Success']))
   for (const table of [...DIRECTORY, 'seed_grants', 'team_workspaces']) {
     t.same(await rowsOf(table), before[table], `${table}: every row kept as it was`)
   }

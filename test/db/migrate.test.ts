@@ -1,7 +1,8 @@
 import t from 'tap'
 import { migrations } from '../../migrations/index.js'
 import { sql } from 'kysely'
-import { migrate } from '../../src/db/migrate.js'
+import { migrate, withSearchPath } from '../../src/db/migrate.js'
+import { schemaOf } from '../../src/db/tables.js'
 import { freshDatabase, ENGINE } from '../helper.js'
 
 t.test(`migrations on ${ENGINE}`, async (t) => {
@@ -89,8 +90,10 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
   t.test('one missing from the table: the Migrator applies it; all there: two reads answer', async (t) => {
     // the latest migration undone and forgotten, as before an upgrade (a new database comes migrated on PGlite)
     const latest = Object.keys(migrations).sort().at(-1)!
-    await migrations[latest]!.down!(db)
-    await db.deleteFrom('team_access_migrations' as any).where('name', '=', latest).execute()
+    await withSearchPath(db, schemaOf(db), async (connection) => {
+      await migrations[latest]!.down!(connection)
+      await connection.deleteFrom('team_access_migrations').where('name', '=', latest).execute()
+    })
     const applied = await migrate(db)
     t.same(applied.map((r) => [r.migrationName, r.status]), [[latest, 'Success']])
     t.same(await migrate(db), [], 'then nothing left to apply')

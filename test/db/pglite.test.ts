@@ -7,6 +7,7 @@ import { Kysely, sql } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import { migrations } from '../../migrations/index.js'
 import { migrate } from '../../src/db/migrate.js'
+import { inSchema } from '../../src/db/tables.js'
 import { migrationDigests, openPGlite, sameLine, SNAPSHOT_FILE, SNAPSHOT_INFO, type SnapshotInfo } from '../../src/db/pglite.js'
 import { extractSnapshot, writeTar } from '../../src/db/pglite-tar.js'
 
@@ -37,7 +38,7 @@ t.test('PGlite lines', async (t) => {
   t.notOk(sameLine('0.4.6', '0.5.0'))
 })
 
-const open = async (dataDir: string) => new Kysely<any>({ dialect: new PGliteDialect(await openPGlite(dataDir)) })
+const open = async (dataDir: string) => inSchema(new Kysely<any>({ dialect: new PGliteDialect(await openPGlite(dataDir)) }))
 
 t.test('a new data directory starts migrated from the snapshot and keeps its data', async (t) => {
   const dataDir = join(scratch(), 'data') // not there yet

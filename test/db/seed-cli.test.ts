@@ -6,7 +6,7 @@ import { buildApp } from '../../src/app.js'
 import { main } from '../../src/cli.js'
 import { applySeed, formatSeedSummary } from '../../src/db/seed.js'
 import { connect } from '../../src/db/connect.js'
-import { migrate } from '../../src/db/migrate.js'
+import { migrate, withSearchPath } from '../../src/db/migrate.js'
 import { migrations } from '../../migrations/index.js'
 import type { DatabaseLocation } from '../../src/db/connect.js'
 import { ENGINE, freshLocation, testConfig } from '../helper.js'
@@ -67,8 +67,10 @@ t.test(`team-access seed [--dry-run] FILE (${ENGINE})`, async (t) => {
     const connection = await connect(location)
     await migrate(connection.db)
     const latest = Object.keys(migrations).sort().at(-1)!
-    await migrations[latest]!.down!(connection.db)
-    await connection.db.deleteFrom('team_access_migrations' as any).where('name', '=', latest).execute()
+    await withSearchPath(connection.db, connection.schema, async (db) => {
+      await migrations[latest]!.down!(db)
+      await db.deleteFrom('team_access_migrations').where('name', '=', latest).execute()
+    })
     await connection.close()
     const { code, err } = await run(['seed', '--dry-run', firstFile])
     t.equal(code, 1)

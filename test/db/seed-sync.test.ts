@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { applySeed } from '../../src/db/seed.js'
+import { applySeedDocument } from '../../src/db/seed.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
 import { bearer, build, ENGINE, snapshot } from '../helper.js'
 
@@ -69,7 +69,7 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
     const app = await build(t, { seed: base() })
     t.equal((await get(app, 'ben-token-one')).statusCode, 200, 'the old token works, and is remembered')
     t.equal((await get(app, 'sync-red-token')).statusCode, 200, 'so does the team token')
-    const summary = await applySeed(app.db, edit((doc) => {
+    const summary = await applySeedDocument(app.db, edit((doc) => {
       doc.users[1]!.tokens = ['ben-token-two']
       doc.organizations[0]!.teams[1]!.tokens = ['sync-red-token-2']
     }))
@@ -90,7 +90,7 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
     t.same(seen.json().data.map((r: any) => r.relationships.team.data.id), ['team-s-red'], 'ben sees prod through red')
     t.equal((await removeEvents(app)).length, 0)
 
-    const summary = await applySeed(app.db, edit((doc) => withoutTeam(doc, 'red')))
+    const summary = await applySeedDocument(app.db, edit((doc) => withoutTeam(doc, 'red')))
     t.same(summary.removed, {
       organizations: [],
       users: [],
@@ -123,12 +123,12 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
     t.equal((await get(app, 'sync-red-token')).statusCode, 401, 'the team’s token is gone')
     t.equal((await get(app, 'ben-token-one', '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-s-dev')).statusCode, 200, 'ben keeps dev through blue')
 
-    const again = await applySeed(app.db, edit((doc) => withoutTeam(doc, 'red')))
+    const again = await applySeedDocument(app.db, edit((doc) => withoutTeam(doc, 'red')))
     t.same(Object.values(again.removed).flat(), [], 'applying it again removes nothing more')
     t.equal((await removeEvents(app)).length, 2, 'and records nothing more')
 
     t.test('a team declared again gets its entries again: its remembered grants went with it', async (t) => {
-      const back = await applySeed(app.db, base())
+      const back = await applySeedDocument(app.db, base())
       t.same(back.created.teams, ['sync/red'])
       t.same(back.created.teamAccess, ['red on sync/prod', 'red on sync/dev'])
       t.equal((await get(app, 'ben-token-one')).json().data.length, 1, 'ben sees prod again')
@@ -137,7 +137,7 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
 
   t.test('a workspace removed: its team-access rows gone, each with its event', async (t) => {
     const app = await build(t, { seed: base() })
-    const summary = await applySeed(app.db, edit((doc) => {
+    const summary = await applySeedDocument(app.db, edit((doc) => {
       const org = doc.organizations[0]!
       org.workspaces = org.workspaces.filter((w) => w.name !== 'dev')
       org['team-access'] = org['team-access'].filter((a) => a.workspace !== 'dev')
@@ -156,7 +156,7 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
   t.test('a user removed: memberships and tokens gone, in every organization', async (t) => {
     const app = await build(t, { seed: base() })
     t.equal((await get(app, 'ben-token-one')).statusCode, 200)
-    const summary = await applySeed(app.db, edit((doc) => {
+    const summary = await applySeedDocument(app.db, edit((doc) => {
       doc.users = doc.users.filter((u) => u.username !== 'ben')
       for (const org of doc.organizations) for (const team of org.teams) team.members = team.members.filter((m) => m !== 'ben')
     }))
@@ -172,7 +172,7 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
     t.test('a member naming a user the seed removed is an error that changes nothing', async (t) => {
       const before = await everything(app)
       const doc = edit((doc) => { doc.users = doc.users.filter((u) => u.username !== 'ben') })
-      await t.rejects(applySeed(app.db, doc), /teams\[1\] "red" › members\[0\] "ben": no user named "ben"/)
+      await t.rejects(applySeedDocument(app.db, doc), /teams\[1\] "red" › members\[0\] "ben": no user named "ben"/)
       t.same(await everything(app), before)
     })
   })
@@ -192,7 +192,7 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
     }
     const before = await ofOther()
     t.equal(before.tokens.length, 2)
-    const summary = await applySeed(app.db, edit((doc) => { doc.organizations.pop() }))
+    const summary = await applySeedDocument(app.db, edit((doc) => { doc.organizations.pop() }))
     t.same(Object.values(summary.removed).flat(), [], 'nothing removed')
     t.same(await ofOther(), before, 'its teams, workspaces, rows, memberships and tokens as they were')
     t.equal((await get(app, 'other-org-token', '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-o-w')).statusCode, 200)
@@ -226,7 +226,7 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
     t.equal(before.tokens.length, 3)
 
     // a seed that declares none of them, and drops every seed token of the subjects that hold theirs
-    const summary = await applySeed(db, edit((doc) => {
+    const summary = await applySeedDocument(db, edit((doc) => {
       doc.users[1]!.tokens = []
       doc.organizations[0]!.teams[1]!.tokens = []
     }))
@@ -236,10 +236,10 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
     t.equal((await get(app, 'ben-api-token')).statusCode, 200, 'ben’s API token still answers')
 
     t.test('a row the document names becomes the seed’s, and is removed when it no longer does', async (t) => {
-      const adopted = await applySeed(db, edit((doc) => { doc.users.push({ id: 'user-hal', username: 'hal', tokens: [] }) }))
+      const adopted = await applySeedDocument(db, edit((doc) => { doc.users.push({ id: 'user-hal', username: 'hal', tokens: [] }) }))
       t.same(adopted.changed.users, ['hal'], 'adopted: a change')
       t.equal((await db.selectFrom('users').select('managed_by').where('id', '=', 'user-hal').executeTakeFirstOrThrow()).managed_by, 'seed')
-      const dropped = await applySeed(db, base())
+      const dropped = await applySeedDocument(db, base())
       t.same(dropped.removed.users, ['hal'])
       t.same(dropped.removed.memberships, ['sync/red: hal'], 'its memberships go with it, whoever made them')
       t.same(dropped.removed.tokens, ['user hal'])
@@ -260,7 +260,7 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
       org['team-access'] = [{ team: 'red', workspace: 'production', access: 'write' }, { team: 'green', workspace: 'production', access: 'read' }]
     })
     const before = await everything(app)
-    const plan = await applySeed(app.db, next, { dryRun: true })
+    const plan = await applySeedDocument(app.db, next, { dryRun: true })
     t.same(await everything(app), before, 'nothing changed: no row, no event, no remembered grant')
     t.equal((await get(app, 'ben-token-one')).statusCode, 200, 'the token it would remove still answers')
     t.equal(plan.dryRun, true)
@@ -284,12 +284,12 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
     })
     t.same(plan.changed.workspaces, ['sync/production'], 'a rename is a change')
 
-    const applied = await applySeed(app.db, next)
+    const applied = await applySeedDocument(app.db, next)
     t.same({ ...applied, dryRun: true }, plan, 'the apply did exactly what the plan said')
     t.equal((await removeEvents(app)).length, plan.removed.teamAccess.length, 'one event per row the plan named')
     t.equal((await get(app, 'ben-token-one')).statusCode, 401)
 
-    const nothing = await applySeed(app.db, next, { dryRun: true })
+    const nothing = await applySeedDocument(app.db, next, { dryRun: true })
     t.same([nothing.created, nothing.changed, nothing.removed].map((c) => Object.values(c).flat()), [[], [], []], 'the same document again: nothing to do')
   })
 
@@ -301,7 +301,7 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
       doc.organizations[0]!['team-access'].push({ team: 'nobody', workspace: 'prod', access: 'read' })
     })
     for (const dryRun of [true, false]) {
-      await t.rejects(applySeed(app.db, broken, { dryRun }), /no team named "nobody"/, dryRun ? 'the dry run says so' : 'the apply says so')
+      await t.rejects(applySeedDocument(app.db, broken, { dryRun }), /no team named "nobody"/, dryRun ? 'the dry run says so' : 'the apply says so')
       t.same(await everything(app), before, 'nothing removed, nothing recorded')
     }
     t.equal((await get(app, 'sync-red-token')).statusCode, 200)
@@ -315,7 +315,7 @@ t.test(`a seed's removals are in the audit trail, by the system (${ENGINE})`, as
     return (res.json().data as any[]).filter((e) => e.resource.type !== 'workspace')
   }
   t.same(await trail(), [], 'creating the directory records no directory event')
-  await applySeed(app.db, edit((doc) => {
+  await applySeedDocument(app.db, edit((doc) => {
     withoutTeam(doc, 'red')
     doc.users = doc.users.filter((u) => u.username !== 'ben')
     for (const org of doc.organizations) for (const team of org.teams) team.members = team.members.filter((m) => m !== 'ben')
@@ -348,7 +348,7 @@ t.test(`every organization-access flag is the seed's to give; absent flags are f
   const app = await build(t, { seed: edit((doc) => { (doc.organizations[0]!.teams[1] as any)['organization-access'] = { 'manage-teams': true, 'manage-agent-pools': true, 'manage-workspaces': true } }) })
   const row = await app.db.selectFrom('teams').selectAll().where('id', '=', 'team-s-red').executeTakeFirstOrThrow()
   t.match(row, { manage_teams: true, manage_agent_pools: true, manage_workspaces: true, manage_membership: false, read_workspaces: false, manage_policies: false })
-  const summary = await applySeed(app.db, base())
+  const summary = await applySeedDocument(app.db, base())
   t.same(summary.changed.teams, ['sync/red'], 'a flag the document no longer gives is a change')
   t.match(await app.db.selectFrom('teams').selectAll().where('id', '=', 'team-s-red').executeTakeFirstOrThrow(),
     { manage_teams: false, manage_agent_pools: false, manage_workspaces: false })
@@ -364,7 +364,7 @@ t.test(`a secret revoked through the API is never brought back by a seed that st
   })
   t.equal((await get(app, 'ben-token-one')).statusCode, 401)
   for (const dryRun of [true, false, false]) {
-    const summary = await applySeed(app.db, base(), { dryRun })
+    const summary = await applySeedDocument(app.db, base(), { dryRun })
     t.same(summary.created.tokens, [], 'not created again')
     t.equal(summary.warnings.length, 1)
     t.match(summary.warnings[0], /^token of user ben \(users\[1\] "ben" › tokens\[0\]\): revoked through the API, left out/, 'the warning names the owner')

@@ -3,6 +3,7 @@ import { readFile, writeFile, mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql, type Kysely } from 'kysely'
+import { schemaOf } from '../../src/db/tables.js'
 import type { Test } from 'tap'
 import type { Database } from '../../src/db/database.js'
 import { applySeed, SeedError } from '../../src/db/seed.js'
@@ -131,10 +132,10 @@ t.test(`seed files on ${ENGINE}`, async (t) => {
     const secrets = ['alice-secret-token-1', 'bob-secret-token-1', 'acme-organization-token', 'acme-owners-team-token',
       ...JSON.stringify(JSON.parse(await readFile(DEMO_SEED, 'utf8'))).match(/[a-z-]+-demo-token/g)!]
     const { rows: tables } = await sql<{ table_name: string }>`
-      select table_name from information_schema.tables where table_schema = 'public'`.execute(db)
+      select table_name from information_schema.tables where table_schema = ${schemaOf(db)}`.execute(db)
     t.ok(tables.length >= 7)
     for (const { table_name: table } of tables) {
-      const { rows } = await sql<{ row: string }>`select t::text as row from ${sql.table(table)} t`.execute(db)
+      const { rows } = await sql<{ row: string }>`select t::text as row from ${sql.table(`${schemaOf(db)}.${table}`)} t`.execute(db)
       const text = rows.map((r) => r.row).join('\n')
       for (const secret of secrets) t.notOk(text.includes(secret), `${table} does not hold ${secret}`)
     }

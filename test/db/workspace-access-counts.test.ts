@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import { applySeed } from '../../src/db/seed.js'
 import { freshDatabase, ENGINE } from '../helper.js'
 import { world } from '../fixtures/world.js'
+import { table } from '../../src/db/tables.js'
 
 /**
  * The trigger-kept counts (migration 0002) must equal the rows they count after every kind of
@@ -17,9 +18,9 @@ t.test(`workspace access counts stay exact on ${ENGINE}`, async (t) => {
     const { rows: actual } = await sql<{ workspace_id: string, total: number, organization_visible: number }>`
       select w.id as workspace_id, count(tw.id)::int as total,
              (count(tw.id) filter (where t.visibility = 'organization'))::int as organization_visible
-      from workspaces w
-      left join team_workspaces tw on tw.workspace_id = w.id
-      left join teams t on t.id = tw.team_id
+      from ${table.workspaces} w
+      left join ${table.team_workspaces} tw on tw.workspace_id = w.id
+      left join ${table.teams} t on t.id = tw.team_id
       group by w.id`.execute(db)
     const kept = await db.selectFrom('workspace_access_counts').selectAll().execute()
     const keptBy = new Map(kept.map((k) => [k.workspace_id, k]))

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { DatabaseLocation } from '../../src/db/connect.js'
-import { applySeed } from '../../src/db/seed.js'
+import { applySeedDocument } from '../../src/db/seed.js'
 import { bearer, build, ENGINE, freshLocation, testConfig } from '../helper.js'
 
 /**
@@ -146,7 +146,7 @@ t.test(`taking a token away counts from its very next request, on every route ($
 
   t.test('a token removed by a seed: 401 everywhere, the audit trail included', async (t) => {
     t.equal((await call('rv-organization-token', 'GET', '/organization/audit-trail')).statusCode, 200, 'remembered')
-    await applySeed(app.db, { ...seed(), organizations: [{ ...seed().organizations[0]!, tokens: [] }] })
+    await applySeedDocument(app.db, { ...seed(), organizations: [{ ...seed().organizations[0]!, tokens: [] }] })
     const statuses = await everyRoute(call, 'rv-organization-token')
     t.same(statuses, all401(statuses))
   })
@@ -204,7 +204,7 @@ t.test(`what the API made survives the seed; what the seed manages is the seed's
   t.equal((await call(owner, 'POST', '/teams/team-rv-devs/relationships/users', { data: [{ type: 'users', id: 'alice' }] })).statusCode, 204, 'an API member of a seed team')
   const apiToken = (await call(owner, 'POST', '/teams/team-rv-devs/authentication-token')).json().data.attributes.token as string
 
-  const summary = await applySeed(app.db, seed())
+  const summary = await applySeedDocument(app.db, seed())
   t.same(Object.values(summary.removed).flat(), [], 'the seed removes none of them')
   t.equal((await call(owner, 'GET', `/teams/${teamId}`)).statusCode, 200, 'the API team stays')
   const members = (await call(owner, 'GET', '/teams/team-rv-devs?include=users')).json().included.map((u: any) => u.attributes.username).sort()

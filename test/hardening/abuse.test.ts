@@ -9,6 +9,7 @@ import { applySeed } from '../../src/db/seed.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
 import { bearer, build, ENGINE, freshLocation, testConfig } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
+import { table } from '../../src/db/tables.js'
 
 /** DESIGN §4-§5: what an attacker can send must not land in a link, a cache, a log, or cost the database. */
 const PAGE = '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-prod&page%5Bsize%5D=1'
@@ -76,7 +77,7 @@ t.test(`a failing statement's parameters never reach the log (${ENGINE})`, async
   const app = await buildApp(testConfig(await freshLocation(t), { logLevel: 'info' }), { logStream: { write: (line) => { lines.push(line) } } })
   t.teardown(() => app.close())
   await applySeed(app.db, world)
-  await sql`drop table team_workspaces cascade`.execute(app.db)
+  await sql`drop table ${table.team_workspaces} cascade`.execute(app.db)
   const res = await app.inject({ url: '/api/v2/team-workspaces/tws-secret-id-in-the-path', headers: bearer(TOKENS.organization) })
   t.equal(res.statusCode, 500)
   t.same(res.json(), { errors: [{ status: '500', title: 'internal server error' }] })

@@ -4,6 +4,7 @@ import { sql } from 'kysely'
 import { build, ENGINE } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
 import { recordFigure } from './figures.js'
+import { table } from '../../src/db/tables.js'
 
 /**
  * Property-based input fuzzing: generated bodies, query strings and path ids against every
@@ -64,7 +65,7 @@ const request = fc.oneof(
 
 t.test(`fuzzing every operation on ${ENGINE}`, async (t) => {
   const app = await build(t, { seed: world })
-  const fingerprint = async () => (await sql<{ f: string | null }>`select md5(string_agg(t::text, ',' order by t.id)) as f from team_workspaces t`.execute(app.db)).rows[0]!.f
+  const fingerprint = async () => (await sql<{ f: string | null }>`select md5(string_agg(t::text, ',' order by t.id)) as f from ${table.team_workspaces} t`.execute(app.db)).rows[0]!.f
   let tried = 0
   const failures: string[] = []
   const outcome = await fc.check(fc.asyncProperty(request, async (r) => {

@@ -78,12 +78,21 @@ t.test(`with REDIS_URL, two apps share one budget per caller, on ${ENGINE}`, asy
   const user = `user-shared-${randomBytes(6).toString('hex')}`
   const shared = { ...seed, users: [...seed.users, { id: user, username: 'shared', tokens: ['shared-token-one'] }], organizations: [{ ...seed.organizations[0]!, teams: [{ name: 'owners', owners: true, members: ['ann', 'ben', 'shared'] }] }] }
   const [one, two] = await Promise.all([build(t, { seed: shared, config: { rateLimit: 5, redisUrl: REDIS_URL } }), build(t, { seed: shared, config: { rateLimit: 5, redisUrl: REDIS_URL } })])
-  const statuses: number[] = []
-  const remaining: string[] = []
-  for (let i = 0; i < 8; i++) {
-    const res = await (i % 2 === 0 ? one : two).inject({ url: LIST, headers: bearer('shared-token-one') })
-    statuses.push(res.statusCode)
-    remaining.push(String(res.headers['x-ratelimit-remaining']))
+  // the budget is per second from the first request: a trial counts when its eight requests fit in
+  // one window (a busy machine may stretch them over two); otherwise the window runs out, and again
+  let statuses: number[] = []
+  let remaining: string[] = []
+  for (let attempt = 0; attempt < 5; attempt++) {
+    statuses = []
+    remaining = []
+    const began = performance.now()
+    for (let i = 0; i < 8; i++) {
+      const res = await (i % 2 === 0 ? one : two).inject({ url: LIST, headers: bearer('shared-token-one') })
+      statuses.push(res.statusCode)
+      remaining.push(String(res.headers['x-ratelimit-remaining']))
+    }
+    if (performance.now() - began < 800) break
+    await new Promise((resolve) => setTimeout(resolve, 1100))
   }
   t.same(statuses, [200, 200, 200, 200, 200, 429, 429, 429], 'five in all, not five each')
   t.same(remaining.slice(0, 5), ['4', '3', '2', '1', '0'], 'each app sees what the other counted')

@@ -2,6 +2,7 @@ import t from 'tap'
 import { Migrator } from 'kysely'
 import { migrations } from '../../migrations/index.js'
 import { connect } from '../../src/db/connect.js'
+import { withSearchPath } from '../../src/db/migrate.js'
 import { IMPLICIT_PERMISSIONS } from '../../src/access/permissions.js'
 import { build, ENGINE, freshLocation, snapshot } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
@@ -101,13 +102,16 @@ t.test(`policy-overrides on ${ENGINE}`, async (t) => {
 t.test(`existing rows read back policy-overrides false after the migration (${ENGINE})`, async (t) => {
   const connection = await connect(await freshLocation(t))
   t.teardown(() => connection.close())
-  const migrator = new Migrator({ db: connection.db, provider: { getMigrations: async () => migrations }, migrationTableName: 'team_access_migrations', migrationLockTableName: 'team_access_migrations_lock' })
-  t.notOk((await migrator.migrateTo('0005_row_team_visibility')).error, 'migrated up to the one before')
-  await connection.db.insertInto('organizations').values({ id: 'org-m', name: 'm' }).execute()
-  await connection.db.insertInto('teams').values({ id: 'team-m', organization_id: 'org-m', name: 'm' }).execute()
-  await connection.db.insertInto('workspaces').values({ id: 'ws-m', organization_id: 'org-m', name: 'm' }).execute()
-  await (connection.db as any).insertInto('team_workspaces').values({ id: 'tws-old', organization_id: 'org-m', team_id: 'team-m', workspace_id: 'ws-m', access: 'custom', runs: 'apply', variables: 'write', state_versions: 'write', sentinel_mocks: 'read', workspace_locking: true, run_tasks: true }).execute()
-  t.notOk((await migrator.migrateToLatest()).error, 'then to the latest')
+  // migrations run as migrate() runs them: on one connection, with the plugin's schema as search_path
+  await withSearchPath(connection.db, connection.schema, async (db) => {
+    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableName: 'team_access_migrations', migrationLockTableName: 'team_access_migrations_lock', migrationTableSchema: connection.schema })
+    t.notOk((await migrator.migrateTo('0005_row_team_visibility')).error, 'migrated up to the one before')
+    await db.insertInto('organizations').values({ id: 'org-m', name: 'm' }).execute()
+    await db.insertInto('teams').values({ id: 'team-m', organization_id: 'org-m', name: 'm' }).execute()
+    await db.insertInto('workspaces').values({ id: 'ws-m', organization_id: 'org-m', name: 'm' }).execute()
+    await db.insertInto('team_workspaces').values({ id: 'tws-old', organization_id: 'org-m', team_id: 'team-m', workspace_id: 'ws-m', access: 'custom', runs: 'apply', variables: 'write', state_versions: 'write', sentinel_mocks: 'read', workspace_locking: true, run_tasks: true }).execute()
+    t.notOk((await migrator.migrateToLatest()).error, 'then to the latest')
+  })
   const row = await connection.db.selectFrom('team_workspaces').selectAll().where('id', '=', 'tws-old').executeTakeFirstOrThrow()
   t.equal(row.policy_overrides, false)
 })

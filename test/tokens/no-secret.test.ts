@@ -6,6 +6,7 @@ import { applySeed } from '../../src/db/seed.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
 import { bearer, ENGINE, freshLocation, testConfig } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
+import { schemaOf } from '../../src/db/tables.js'
 
 /**
  * DESIGN §9.5: a secret appears once — in the answer that creates it — and nowhere else: not in a
@@ -71,9 +72,9 @@ t.test(`no secret outside its create answer on ${ENGINE}`, async (t) => {
   t.ok(lines.length > 0, 'the requests were logged')
   const events = JSON.stringify(await app.db.selectFrom('audit_events').selectAll().execute())
   const tables = (await sql<{ table_name: string }>`select table_name from information_schema.tables
-    where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(app.db)).rows.map((r) => r.table_name)
+    where table_schema = ${schemaOf(app.db)} and table_type = 'BASE TABLE'`.execute(app.db)).rows.map((r) => r.table_name)
   t.ok(tables.includes('tokens') && tables.includes('revoked_tokens') && tables.includes('audit_events'))
-  const rows = await Promise.all(tables.map(async (table) => JSON.stringify((await sql`select * from ${sql.table(table)}`.execute(app.db)).rows)))
+  const rows = await Promise.all(tables.map(async (table) => JSON.stringify((await sql`select * from ${sql.table(`${schemaOf(app.db)}.${table}`)}`.execute(app.db)).rows)))
   const everything = rows.join('\n')
   for (const [i, secret] of secrets.entries()) {
     t.notOk(lines.some((line) => line.includes(secret)), `secret ${i}: in no log line`)

@@ -5,6 +5,7 @@ import { bearer, build, ENGINE } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
 import { lookupToken } from '../../src/auth/caller.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
+import { table } from '../../src/db/tables.js'
 
 /**
  * DESIGN §9.5, the tokens API: every route's shapes and statuses; the secret answered once; a new
@@ -263,21 +264,21 @@ t.test(`the tokens API (DESIGN §9.5) on ${ENGINE}`, async (t) => {
     await lookupToken(app.db, digest)
     const first = await lastUsed()
     t.ok(first !== null, 'a lookup writes it')
-    await sql`update tokens set last_used_at = now() - interval '30 seconds' where id = ${id}`.execute(app.db)
+    await sql`update ${table.tokens} set last_used_at = now() - interval '30 seconds' where id = ${id}`.execute(app.db)
     const thirtySecondsAgo = await lastUsed()
     await lookupToken(app.db, digest)
     t.same(await lastUsed(), thirtySecondsAgo, 'within a minute: not rewritten')
-    await sql`update tokens set last_used_at = now() - interval '2 minutes' where id = ${id}`.execute(app.db)
+    await sql`update ${table.tokens} set last_used_at = now() - interval '2 minutes' where id = ${id}`.execute(app.db)
     const twoMinutesAgo = await lastUsed()
     await lookupToken(app.db, digest)
     t.ok(new Date((await lastUsed())!).getTime() > new Date(twoMinutesAgo!).getTime() + 60_000, 'older than a minute: written again')
     // requests within the token memory's minute look nothing up, and write nothing
-    await sql`update tokens set last_used_at = now() - interval '2 minutes' where id = ${id}`.execute(app.db)
+    await sql`update ${table.tokens} set last_used_at = now() - interval '2 minutes' where id = ${id}`.execute(app.db)
     const before = await lastUsed()
     for (let i = 0; i < 3; i++) await get('/account/details', secret!)
     const after = await lastUsed()
     t.ok(new Date(after!).getTime() > new Date(before!).getTime(), 'the first request of the app looks it up and writes it')
-    await sql`update tokens set last_used_at = now() - interval '2 minutes' where id = ${id}`.execute(app.db)
+    await sql`update ${table.tokens} set last_used_at = now() - interval '2 minutes' where id = ${id}`.execute(app.db)
     const stale = await lastUsed()
     await get('/account/details', secret!)
     t.same(await lastUsed(), stale, 'a remembered token: no lookup, no write')
@@ -289,7 +290,7 @@ t.test(`the tokens API (DESIGN §9.5) on ${ENGINE}`, async (t) => {
       let locked!: () => void
       const isLocked = new Promise<void>((resolve) => { locked = resolve })
       const holder = app.db.transaction().execute(async (trx) => {
-        await sql`select id from tokens where id = ${id} for update`.execute(trx)
+        await sql`select id from ${table.tokens} where id = ${id} for update`.execute(trx)
         locked()
         await held
       })

@@ -1,0 +1,87 @@
+import { Type, type TSchema } from '@sinclair/typebox'
+import { idOf, UrlSafeName, Visibility } from './common.js'
+import { ORGANIZATION_ACCESS_DESCRIPTIONS, ORGANIZATION_ACCESS_FLAGS } from './organization-access.js'
+
+// The host's directory functions (DESIGN §9.1, src/directory/host-directory.ts): what each call
+// accepts. Names follow the seed's and the API's rules; an absent member of a change keeps the
+// column as it is. Members given as `undefined` are dropped before validation (a typed host may
+// write `{ name: maybeName }`); unknown members are refused.
+
+const strict = { additionalProperties: false } as const
+
+const OrganizationName = UrlSafeName('Unique organization name.')
+const Username = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000]+$', description: 'Unique user name.' })
+const TeamName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000]+$', description: 'Unique within the organization.' })
+const WorkspaceName = UrlSafeName('Unique within the organization.')
+/** A row's id, as given to a change or a removal: an id longer than any, or with a NUL, names nothing. */
+export const DirectoryId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[^\\u0000]+$', description: 'The row’s id.' })
+
+const OrganizationAccess = Type.Object(Object.fromEntries(ORGANIZATION_ACCESS_FLAGS.map((flag) =>
+  [flag, Type.Optional(Type.Boolean({ description: ORGANIZATION_ACCESS_DESCRIPTIONS[flag] }))])), {
+  ...strict,
+  description: 'Organization-access flags by their wire names; on create absent flags are false, on a change they keep their value.'
+})
+const SsoTeamId = Type.Union([Type.String({ maxLength: 256 }), Type.Null()], { description: 'Kept and answered; empty or null clears it.' })
+
+export const CreateOrganization = Type.Object({ name: OrganizationName, id: Type.Optional(idOf('org', 'Explicit id; generated when absent.')) }, strict)
+export const ChangeOrganization = Type.Object({ name: Type.Optional(OrganizationName) }, strict)
+
+export const CreateUser = Type.Object({ username: Username, id: Type.Optional(idOf('user', 'Explicit id; generated when absent.')) }, strict)
+export const ChangeUser = Type.Object({ username: Type.Optional(Username) }, strict)
+
+const teamChange = {
+  visibility: Type.Optional(Visibility),
+  organizationAccess: Type.Optional(OrganizationAccess),
+  ssoTeamId: Type.Optional(SsoTeamId),
+  allowMemberTokenManagement: Type.Optional(Type.Boolean({ description: 'Kept and answered (default true on create).' }))
+}
+export const CreateTeam = Type.Object({
+  organizationId: DirectoryId,
+  name: TeamName,
+  id: Type.Optional(idOf('team', 'Explicit id; generated when absent.')),
+  owners: Type.Optional(Type.Boolean({ description: "The organization's owners team (at most one; it has no organization-access flags)." })),
+  ...teamChange
+}, strict)
+export const ChangeTeam = Type.Object({ name: Type.Optional(TeamName), ...teamChange }, strict)
+
+export const Membership = Type.Object({ teamId: DirectoryId, userId: DirectoryId }, strict)
+
+export const CreateWorkspace = Type.Object({
+  organizationId: DirectoryId,
+  name: WorkspaceName,
+  id: Type.Optional(idOf('ws', 'Explicit id; generated when absent.'))
+}, strict)
+export const ChangeWorkspace = Type.Object({ name: Type.Optional(WorkspaceName) }, strict)
+
+export const TokenSubject = Type.Union([
+  Type.Object({ teamId: DirectoryId }, strict),
+  Type.Object({ organizationId: DirectoryId }, strict),
+  Type.Object({ userId: DirectoryId }, strict)
+], { description: 'Whose token: a team, an organization or a user, by id.' })
+export const CreateToken = Type.Object({
+  secret: Type.Optional(Type.String({ minLength: 8, maxLength: 512, description: 'A bearer secret; only its SHA-256 digest is stored. Generated when absent.' })),
+  description: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 256 }), Type.Null()], { description: 'Unique per team.' })),
+  expiresAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the token stops working (a Date, or RFC 3339).' }))
+}, strict)
+
+export const CallOptions = Type.Object({
+  actor: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Who made the change, as the audit events name it (default `host`).' })),
+  requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'The request id the audit events carry (default a random UUID).' }))
+}, strict)
+
+/** Every schema of the directory's inputs, by name: compiled once, on first use. */
+export const DIRECTORY_SCHEMAS = {
+  CreateOrganization,
+  ChangeOrganization,
+  CreateUser,
+  ChangeUser,
+  CreateTeam,
+  ChangeTeam,
+  Membership,
+  CreateWorkspace,
+  ChangeWorkspace,
+  TokenSubject,
+  CreateToken,
+  CallOptions,
+  DirectoryId
+} satisfies Record<string, TSchema>
