@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely'
 import { defaultConnections, type Config } from './config.js'
 import { connect, ping } from './db/connect.js'
 import type { Database } from './db/database.js'
-import { migrate } from './db/migrate.js'
+import { migrate, MigrationsPending, upToDate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
 import { countChanges, formatSeedSummary } from './db/seed-entries.js'
 import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from './jsonapi/errors.js'
@@ -58,7 +58,7 @@ function requestForLog (request: { method: string, url: string, hostname?: strin
 
 /**
  * The standalone service: health and discovery routes, the plugin at /api/v2, on the database
- * the config names. Migrates on build and applies SEED_FILE, or the demo seed to an empty embedded database.
+ * the config names. Migrates on build (unless MIGRATE_ON_START is false) and applies SEED_FILE, or the demo seed to an empty embedded database.
  */
 export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const pretty = options.logger === undefined &&
@@ -107,7 +107,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   await registerMetrics(app, connection)
   await registerLoadShedding(app, API_PREFIX, config.loadShedding ?? { maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0, maxRssBytes: 0 })
   try {
-    await migrate(connection.db)
+    if (config.migrateOnStart ?? true) await migrate(connection.db)
+    else if (!(await upToDate(connection.db))) throw new MigrationsPending()
     await seedOnStart(app, connection.db, config)
   } catch (err) {
     await app.close()

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
@@ -8,7 +7,10 @@ import { migrate, upToDate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
 import { formatSeedSummary } from './db/seed.js'
 
-const USAGE = 'usage: team-access migrate | team-access seed [--dry-run] FILE | team-access schemas [--check]   (database from DATABASE_URL or DATA_DIR)'
+export const USAGE = `usage: team-access migrate                  apply the migrations (one job for N replicas; see MIGRATE_ON_START)
+       team-access seed [--dry-run] FILE   apply a seed file (--dry-run: say what it would change, change nothing)
+       team-access schemas [--write | --check]   print the OpenAPI document (--write: to schemas/openapi.json; --check: fail when that file is stale)
+The database is DATABASE_URL's, or the embedded one in DATA_DIR (stop a service using it first).`
 export const OPENAPI_FILE = projectFile('schemas/openapi.json')
 
 /** The OpenAPI document as the standalone app serves it, formatted for the repository. */
@@ -22,11 +24,18 @@ export async function openApiText (): Promise<string> {
   }
 }
 
-/** `npm run schemas` writes schemas/openapi.json; with --check it fails when the committed file is stale. */
-async function schemas (check: boolean): Promise<number> {
+/**
+ * `team-access schemas` prints the OpenAPI document; `--write` puts it in schemas/openapi.json (the
+ * repository's copy, `npm run schemas`), `--check` fails when that copy is stale.
+ */
+async function schemas (mode: string | undefined): Promise<number> {
   const text = await openApiText()
+  if (mode === undefined) {
+    process.stdout.write(text)
+    return 0
+  }
   const committed = existsSync(OPENAPI_FILE) ? readFileSync(OPENAPI_FILE, 'utf8') : ''
-  if (check) {
+  if (mode === '--check') {
     if (committed === text) return 0
     console.error('schemas/openapi.json is stale: run `npm run schemas` and commit it')
     return 1
@@ -37,17 +46,17 @@ async function schemas (check: boolean): Promise<number> {
 }
 
 /**
- * `npm run migrate` and `npm run seed -- [--dry-run] FILE`: exit 0 on success, 1 with a one-line
+ * `team-access migrate` and `team-access seed [--dry-run] FILE`: exit 0 on success, 1 with a one-line
  * reason otherwise. A seed prints what it created, changed and removed; with --dry-run, what it
  * would, and changes nothing.
  */
 export async function main (argv: string[]): Promise<number> {
   const [command, ...rest] = argv
-  if (command === 'schemas') return await schemas(rest[0] === '--check')
+  if (command === 'schemas' && rest.length <= 1 && (rest[0] === undefined || rest[0] === '--write' || rest[0] === '--check')) return await schemas(rest[0])
   const dryRun = command === 'seed' && rest[0] === '--dry-run'
   const file = dryRun ? rest[1] : rest[0]
   const extra = rest.length > (dryRun ? 2 : 1)
-  if (command !== 'migrate' && !(command === 'seed' && file !== undefined && !extra)) {
+  if (!(command === 'migrate' && rest.length === 0) && !(command === 'seed' && file !== undefined && !extra)) {
     console.error(USAGE)
     return 2
   }
@@ -70,11 +79,4 @@ export async function main (argv: string[]): Promise<number> {
   } finally {
     await connection.close()
   }
-}
-
-if (process.argv[1] !== undefined && /cli\.[jt]s$/.test(process.argv[1])) {
-  main(process.argv.slice(2)).then((code) => { process.exitCode = code }, (err: unknown) => {
-    console.error(`team-access: ${(err as Error).message}`)
-    process.exitCode = 1
-  })
 }

@@ -16,6 +16,7 @@ export const Settings = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'A postgres:// URL; unset → embedded PGlite.' })),
   DATA_DIR: Type.String({ minLength: 1, default: './data', description: 'Embedded database directory; memory:// keeps it in memory.' }),
   DATABASE_SCHEMA: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_$]{0,62}$', default: 'team_access', description: 'The PostgreSQL schema of the service\'s tables (created when missing); a database made before it existed moves its tables there on the first start.' }),
+  MIGRATE_ON_START: Type.Boolean({ default: true, description: 'Apply the migrations on start. false: the service refuses to start on a database with migrations to apply — run `team-access migrate` once, as a job, before starting N replicas.' }),
   SEED_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A seed file applied on start.' })),
   LOG_LEVEL: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino level.' }),
   RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' }),
@@ -43,6 +44,8 @@ export interface Config {
   database: DatabaseLocation
   /** The PostgreSQL schema of the service's tables (DATABASE_SCHEMA); absent → `team_access`. */
   schema?: string
+  /** Apply the migrations on start (MIGRATE_ON_START); false: refuse to start when any are pending. Absent → true. */
+  migrateOnStart?: boolean
   seedFile?: string
   logLevel: Settings['LOG_LEVEL']
   rateLimit: number
@@ -164,6 +167,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     host: settings.HOST,
     database: settings.DATABASE_URL !== undefined ? { url: settings.DATABASE_URL } : { dataDir: settings.DATA_DIR },
     schema: settings.DATABASE_SCHEMA,
+    migrateOnStart: settings.MIGRATE_ON_START,
     ...(settings.SEED_FILE === undefined ? {} : { seedFile: settings.SEED_FILE }),
     logLevel: settings.LOG_LEVEL,
     rateLimit: settings.RATE_LIMIT,

@@ -2,6 +2,8 @@ import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { SeedError } from './db/seed.js'
+import { DataDirInUse } from './db/data-dir-lock.js'
+import { MigrationsPending } from './db/migrate.js'
 import { isDatabaseUnavailable, loggable } from './jsonapi/errors.js'
 
 /** The entry that listens: settings checked first, SIGTERM/SIGINT close it gracefully. */
@@ -20,7 +22,7 @@ async function main (): Promise<void> {
 
 main().catch((err: unknown) => {
   // a person reads this: no stack trace for the mistakes a person makes
-  if (err instanceof ConfigError || err instanceof SeedError) {
+  if (err instanceof ConfigError || err instanceof SeedError || err instanceof DataDirInUse || err instanceof MigrationsPending) {
     console.error(`team-access: ${err.message}`)
   } else if (isDatabaseUnavailable(err)) {
     console.error(`team-access: cannot reach the database: ${(err as Error).message}`)

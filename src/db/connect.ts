@@ -67,10 +67,26 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
     const pool = (): PoolUsage => ({ max, total: pgPool.totalCount, idle: pgPool.idleCount, waiting: pgPool.waitingCount })
     return { db: inSchema(db, schema), schema, engine: 'postgres', pool, close: () => db.destroy() }
   }
-  const [{ openPGlite }, { PGliteDialect }] = await Promise.all([import('./pglite.js'), import('kysely-pglite-dialect')])
-  const pglite = await openPGlite(location.dataDir, schema)
+  const [{ openPGlite }, { PGliteDialect }, { lockDataDir }] = await Promise.all([import('./pglite.js'), import('kysely-pglite-dialect'), import('./data-dir-lock.js')])
+  // a directory is one process's at a time (./data-dir-lock.ts); memory:// is this process's alone
+  const directory = location.dataDir.startsWith('memory://') ? undefined : location.dataDir.replace(/^file:\/\//, '')
+  const lock = directory === undefined ? undefined : lockDataDir(directory)
+  let pglite
+  try {
+    pglite = await openPGlite(location.dataDir, schema)
+  } catch (err) {
+    lock?.release()
+    throw err
+  }
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log })
-  return { db: inSchema(db, schema), schema, engine: 'pglite', close: () => db.destroy() }
+  const close = async () => {
+    try {
+      await db.destroy()
+    } finally {
+      lock?.release()
+    }
+  }
+  return { db: inSchema(db, schema), schema, engine: 'pglite', close }
 }
 
 /**

@@ -74,6 +74,13 @@ export async function withSearchPath<T> (db: Kysely<any>, schema: string, work: 
   })
 }
 
+/** A start with MIGRATE_ON_START=false on a database that is not at this version's migrations. */
+export class MigrationsPending extends Error {
+  constructor () {
+    super('the database is not at this version\'s migrations and MIGRATE_ON_START is false: run `team-access migrate` (once, as a job), then start the service')
+  }
+}
+
 /**
  * Every migration applied already (a dry run asks this: it changes nothing, a migration included), as on every start but the first (and on the first, with the
  * embedded database's pre-migrated snapshot): two reads instead of the Migrator's round of a dozen

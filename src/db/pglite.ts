@@ -14,6 +14,7 @@ import { projectFile } from '../project-file.js'
 import { migrate } from './migrate.js'
 import { extractSnapshot, writeTar } from './pglite-tar.js'
 import { DEFAULT_SCHEMA } from './tables.js'
+import { LOCK_FILE } from './data-dir-lock.js'
 
 /**
  * The embedded database, started fast and small.
@@ -84,10 +85,10 @@ export async function openPGlite (dataDir: string, schema: string = DEFAULT_SCHE
   return await PGlite.create({ dataDir, startParams })
 }
 
-/** Absent, or a directory with nothing in it: a new database. Anything else is PGlite's to judge. */
+/** Absent, or a directory with nothing in it (but our lock): a new database. Anything else is PGlite's to judge. */
 function isEmptyDirectory (directory: string): boolean {
   try {
-    return statSync(directory).isDirectory() && readdirSync(directory).length === 0
+    return statSync(directory).isDirectory() && readdirSync(directory).every((name) => name === LOCK_FILE)
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT'
   }
