@@ -20,8 +20,8 @@ export const Settings = Type.Object({
   SEED_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A seed file applied on start.' })),
   LOG_LEVEL: StringEnum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'pino level.' }),
   RATE_LIMIT: Type.Integer({ minimum: 0, default: 30, description: 'Requests per second per caller; 0 switches it off.' }),
-  CALLER_CONCURRENCY: Type.Integer({ minimum: 0, default: 8, description: 'Requests of one caller in service or waiting at once; past it 429. 0 switches the cap off.' }),
-  QUEUE_WAIT_MS: Type.Integer({ minimum: 1, default: 2000, description: 'How long a request may wait for its turn at the database before 503.' }),
+  CALLER_CONCURRENCY: Type.Integer({ minimum: 0, default: 8, description: 'Requests of one caller in service at once; its others wait their turn (QUEUE_WAIT_MS), never refused for it. 0 switches the cap off.' }),
+  QUEUE_WAIT_MS: Type.Integer({ minimum: 1, default: 2000, description: 'How long a request may wait for its turn at the database before 503 with Retry-After.' }),
   AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 0, default: 90, description: 'Audit events older than this many days are purged in the background; 0 keeps them forever.' }),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://', description: 'The origin of absolute links (https://tfe.example.com); unset → the request\'s validated Host.' })),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'A redis:// URL: the rate-limit budget is kept in Redis, shared by every replica; unset → in-process.' })),
@@ -49,7 +49,7 @@ export interface Config {
   seedFile?: string
   logLevel: Settings['LOG_LEVEL']
   rateLimit: number
-  /** One caller's requests in service or waiting at once (CALLER_CONCURRENCY); 0: no cap. */
+  /** One caller's requests in service at once (CALLER_CONCURRENCY), the rest waiting their turn; 0: no cap. */
   callerConcurrency?: number
   /** How long a request may wait for its turn (QUEUE_WAIT_MS). */
   queueWaitMs?: number

@@ -57,8 +57,8 @@ export interface TeamAccessOptions {
   rateLimit?: number
   /**
    * How much work runs at once, how long a request may wait for its turn, and how many requests
-   * of one caller may be in service or waiting (see src/limits/admission.ts). Defaults: 10 at
-   * once, 200 waiting for at most 2 s, no per-caller cap.
+   * of one caller may be in service at once — its others wait their turn (see
+   * src/limits/admission.ts). Defaults: 10 at once, 200 waiting for at most 2 s, no per-caller cap.
    */
   admission?: Partial<AdmissionOptions>
   /**

@@ -70,11 +70,17 @@ await applySeedDocument(setup.db, {
 await setup.close()
 
 /** The built server on the test's PostgreSQL, ready. */
-async function startServer (t: Test): Promise<{ server: ChildProcess, exited: Promise<{ code: number | null, at: number }> }> {
+/**
+ * One caller's hundreds of requests at once are the point here: no per-caller cap, a pool as large
+ * as the requests held in the database, and a long wait allowed — unless a test asks for the
+ * standalone defaults.
+ */
+const ROOMY = { CALLER_CONCURRENCY: '0', QUEUE_WAIT_MS: '20000', DB_POOL_SIZE: '150', DB_STATEMENT_TIMEOUT_MS: '20000' }
+
+async function startServer (t: Test, settings: Record<string, string> = ROOMY): Promise<{ server: ChildProcess, exited: Promise<{ code: number | null, at: number }> }> {
   const server = spawn(process.execPath, [projectFile('dist/src/server.js')], {
-    // a clean environment: the server must not inherit the test runner's loaders; one caller's
-    // hundreds of requests at once are the point here, so no per-caller cap and a long wait allowed
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: postgres.url, PORT: String(PORT), LOG_LEVEL: process.env.SHUTDOWN_LOG ?? 'warn', RATE_LIMIT: '0', CALLER_CONCURRENCY: '0', QUEUE_WAIT_MS: '20000', DB_POOL_SIZE: '150', DB_STATEMENT_TIMEOUT_MS: '20000' },
+    // a clean environment: the server must not inherit the test runner's loaders
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: postgres.url, PORT: String(PORT), LOG_LEVEL: process.env.SHUTDOWN_LOG ?? 'warn', RATE_LIMIT: '0', ...settings },
     stdio: ['ignore', 'inherit', 'inherit']
   })
   const exited = new Promise<{ code: number | null, at: number }>((resolve) => server.on('exit', (code) => resolve({ code, at: Date.now() })))
@@ -193,4 +199,24 @@ t.test('the reported case: 500 lists (of 100 rows) written to new connections, S
   t.equal(code, 0, 'exit code 0')
   t.ok(seconds < 10, `exited ${seconds.toFixed(2)} s after SIGTERM`)
   await recordFigure('graceful shutdown, reported case', `500 list requests (100 rows each) on new connections, SIGTERM 100 ms after all were written: ${Object.entries(tally).map(([k, v]) => `${v} × ${k}`).join(', ')}; exit ${code} after ${seconds.toFixed(2)} s`, '500 × 200, exit 0 within 10 s')
+})
+
+t.test('the standalone defaults but RATE_LIMIT=0: 200 requests of one caller written just before SIGTERM → 200 × 200, none 429', async (t) => {
+  // the per-caller cap (CALLER_CONCURRENCY 8), the queue (QUEUE_WAIT_MS 2 s) and the pool (10) as
+  // a start without settings has them: past the cap, a caller's requests wait their turn
+  const { server, exited } = await startServer(t, {})
+  const client = spawn(process.execPath, [projectFile('test-faults/burst-client.mjs'), String(PORT), '200', LIST, TOKENS.organization], { stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(() => { if (client.exitCode === null) client.kill('SIGKILL') })
+  const lines = createInterface({ input: client.stdout! })
+  const next = () => new Promise<string>((resolve) => lines.once('line', resolve))
+  t.equal(await next(), 'sent')
+  await sleep(20)
+  const signalled = Date.now()
+  server.kill('SIGTERM')
+  const tally = JSON.parse(await next()) as Record<string, number>
+  const { code, at } = await exited
+  const seconds = (at - signalled) / 1000
+  t.same(tally, { 200: 200 }, `200 × 200 (${JSON.stringify(tally)})`)
+  t.equal(code, 0, 'exit code 0')
+  await recordFigure('graceful shutdown, default limits', `200 lists by one caller on new connections with the default CALLER_CONCURRENCY, QUEUE_WAIT_MS and pool (RATE_LIMIT=0), SIGTERM 20 ms after all were written: ${Object.entries(tally).map(([k, v]) => `${v} × ${k}`).join(', ')}; exit ${code} after ${seconds.toFixed(2)} s`, '200 × 200, exit 0')
 })

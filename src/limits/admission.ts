@@ -6,18 +6,22 @@ import { ApiError, ClientGone } from '../jsonapi/errors.js'
 /**
  * How much database work the API takes on at once (DESIGN §5, "one caller cannot starve the
  * others"). The rate limit counts arrivals; this bounds what runs: at most `concurrency`
- * requests in their handlers, the rest waiting in a queue that serves callers in turn (one
- * caller's backlog never sits in front of everyone else), for at most `maxWaitMs`. A request
- * whose client has gone away by its turn is dropped, not run.
+ * requests in their handlers (at most `perCaller` of one caller's), the rest waiting in a queue
+ * that serves callers in turn (one caller's backlog never sits in front of everyone else), for at
+ * most `maxWaitMs`. Nothing here refuses a request a limit allows: a burst waits its turn; only a
+ * wait past `maxWaitMs`, or a full queue, is refused (503 with Retry-After) — and a full queue
+ * makes room for a caller with few waiting by refusing the newest of the caller with the most, so
+ * that no caller's backlog can shut the others out. A request whose client has gone away by its
+ * turn is dropped, not run.
  */
 export interface AdmissionOptions {
   /** Requests in their handlers at once: the embedded database runs one statement at a time; PostgreSQL, the pool's size. */
   concurrency: number
-  /** Requests waiting, in all; past it 503 with Retry-After. */
+  /** Requests waiting, in all; past it 503 with Retry-After (the caller with the most waiting gives way first). */
   queueLength: number
   /** How long a request may wait for its turn; past it 503 with Retry-After. */
   maxWaitMs: number
-  /** One caller's requests in service or waiting at once; past it 429. 0: no cap. */
+  /** One caller's requests in their handlers at once; the caller's others wait their turn. 0: no cap. */
   perCaller: number
 }
 
@@ -80,32 +84,32 @@ export class Admission {
   private waiting = 0
   /** Each caller's waiting tickets, callers in the order they are served. */
   private readonly queues = new Map<string, Ticket[]>()
-  private readonly perCaller = new Map<string, number>()
+  /** Each caller's tickets running or waiting (a caller leaves the map with its last). */
+  private readonly holding = new Map<string, number>()
+  /** Each caller's tickets running. */
+  private readonly runningOf = new Map<string, number>()
   /** Callers with a request of a one-per-caller route running. */
   private readonly alone = new Set<string>()
 
   constructor (private readonly options: AdmissionOptions) {}
 
   state (): AdmissionState {
-    return { running: this.running, waiting: this.waiting, callers: this.perCaller.size }
+    return { running: this.running, waiting: this.waiting, callers: this.holding.size }
   }
 
   /**
-   * A turn for `key`: a ticket already running, or one waiting with `wait` to await. Throws 429
-   * past the caller's cap and 503 when the queue is full; neither holds anything.
+   * A turn for `key`: a ticket already running, or one waiting with `wait` to await. Throws 503
+   * when the queue is full and this caller has as many waiting as any; that holds nothing.
    */
   ask (key: string, alone = false): { ticket: Ticket, wait?: Promise<void> } {
-    const { perCaller, concurrency, queueLength, maxWaitMs } = this.options
-    if (perCaller > 0 && (this.perCaller.get(key) ?? 0) >= perCaller) {
-      throw new ApiError(429, 'too many requests', `More than ${perCaller} requests of one caller at once; retry when one has been answered.`)
-    }
-    if (this.running < concurrency && this.waiting === 0 && !(alone && this.alone.has(key))) {
+    const { concurrency, queueLength, maxWaitMs } = this.options
+    if (this.running < concurrency && this.waiting === 0 && this.mayRun(key, alone)) {
       this.join(key)
       const ticket: Ticket = { key, alone, stage: 'running' }
       this.run(ticket)
       return { ticket }
     }
-    if (this.waiting >= queueLength) throw busy()
+    if (this.waiting >= queueLength) this.makeRoomFor(key)
     this.join(key)
     const ticket: Ticket = { key, alone, stage: 'waiting' }
     const wait = new Promise<void>((resolve, reject) => {
@@ -130,27 +134,47 @@ export class Admission {
     const was = ticket.stage
     if (was === 'ended') return
     ticket.stage = 'ended'
-    const n = (this.perCaller.get(ticket.key) ?? 1) - 1
-    if (n > 0) this.perCaller.set(ticket.key, n)
-    else this.perCaller.delete(ticket.key)
+    count(this.holding, ticket.key, -1)
     if (was === 'waiting') {
       this.dequeue(ticket)
       ticket.refuse!(reason)
       return
     }
     this.running--
+    count(this.runningOf, ticket.key, -1)
     if (ticket.alone) this.alone.delete(ticket.key)
     this.admitNext()
   }
 
+  /** Whether a request of `key` may take a free turn: under the caller's cap, and not a second one-at-a-time request. */
+  private mayRun (key: string, alone: boolean): boolean {
+    const { perCaller } = this.options
+    return (perCaller <= 0 || (this.runningOf.get(key) ?? 0) < perCaller) && !(alone && this.alone.has(key))
+  }
+
+  /**
+   * The queue is full: the caller with the most waiting gives its newest place to `key` — when it
+   * has more waiting than `key` would; otherwise it is `key`'s request that is refused (503).
+   */
+  private makeRoomFor (key: string): void {
+    let longest: Ticket[] | undefined
+    for (const queue of this.queues.values()) {
+      if (longest === undefined || queue.length > longest.length) longest = queue
+    }
+    const own = this.queues.get(key)?.length ?? 0
+    if (longest === undefined || longest.length <= own + 1) throw busy()
+    this.end(longest[longest.length - 1]!, busy())
+  }
+
   private run (ticket: Ticket): void {
     this.running++
+    count(this.runningOf, ticket.key, 1)
     if (ticket.alone) this.alone.add(ticket.key)
     ticket.stage = 'running'
   }
 
   private join (key: string): void {
-    this.perCaller.set(key, (this.perCaller.get(key) ?? 0) + 1)
+    count(this.holding, key, 1)
   }
 
   private dequeue (ticket: Ticket): void {
@@ -163,14 +187,14 @@ export class Admission {
 
   /**
    * While a turn is free: the first waiting ticket of the next caller that may run one (not one
-   * whose one-at-a-time request is running while its next is another) runs, and that caller goes
-   * to the back of the line.
+   * at its cap, nor one whose one-at-a-time request is running while its next is another) runs,
+   * and that caller goes to the back of the line.
    */
   private admitNext (): void {
     while (this.running < this.options.concurrency) {
       let ticket: Ticket | undefined
       for (const queue of this.queues.values()) {
-        if (!(queue[0]!.alone && this.alone.has(queue[0]!.key))) {
+        if (this.mayRun(queue[0]!.key, queue[0]!.alone)) {
           ticket = queue[0]!
           break
         }
@@ -249,6 +273,13 @@ export default fp<AdmissionOptions>(async (app, options) => {
     else if (request.admission.stage === 'waiting') admission.end(request.admission)
   })
 }, { name: 'team-access-admission', fastify: '5.x' })
+
+/** Adds `by` to `key`'s count; a count of 0 leaves the map. */
+function count (counts: Map<string, number>, key: string, by: number): void {
+  const n = (counts.get(key) ?? 0) + by
+  if (n > 0) counts.set(key, n)
+  else counts.delete(key)
+}
 
 /** Its connection is gone (a request's own stream may be done with once its body is read: not a sign). */
 const clientLeft = (request: FastifyRequest): boolean => request.raw.socket?.destroyed === true
