@@ -11,7 +11,7 @@ import { applySeedFile } from './db/seed-file.js'
 import { countChanges, formatSeedSummary } from './db/seed-entries.js'
 import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from './jsonapi/errors.js'
 import { registerLoadShedding } from './load-shedding.js'
-import { registerMetrics } from './metrics.js'
+import { registerMetrics, registerRedisMetric } from './metrics.js'
 import { connectRateLimitRedis } from './limits/rate-limit-redis.js'
 import { clientErrorHandler, createListener } from './listener.js'
 import { drainListener, type DrainOptions } from './shutdown.js'
@@ -104,7 +104,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   app.addHook('onClose', async () => await connection.close())
   app.decorate('db', connection.db)
   // metrics first: routes registered before them are not timed; shed requests are counted
-  await registerMetrics(app, connection)
+  const registry = await registerMetrics(app, connection)
   await registerLoadShedding(app, API_PREFIX, config.loadShedding ?? { maxEventLoopDelayMs: 0, maxHeapUsedBytes: 0, maxRssBytes: 0 })
   try {
     if (config.migrateOnStart ?? true) await migrate(connection.db)
@@ -139,7 +139,10 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   })
 
   const redis = config.redisUrl !== undefined && config.rateLimit > 0 ? await connectRateLimitRedis(config.redisUrl, app.log) : undefined
-  if (redis !== undefined) app.addHook('onClose', async () => redis.close())
+  if (redis !== undefined) {
+    app.addHook('onClose', async () => redis.close())
+    registerRedisMetric(registry, redis.reachable)
+  }
 
   await registerOpenApi(app, VERSION)
   const concurrency = connection.engine === 'pglite' ? 2 : config.databaseTimeouts?.poolSize ?? 10

@@ -27,6 +27,17 @@ export function registerPoolMetrics (registry: promClient.Registry, connection: 
   gauge('team_access_db_pool_waiting', 'requests waiting for a PostgreSQL connection', (u) => u.waiting)
 }
 
+/** Whether the Redis of the shared rate-limit budget answers (REDIS_URL set): 1 or 0, read at each scrape. */
+export function registerRedisMetric (registry: promClient.Registry, reachable: () => boolean): void {
+  // eslint-disable-next-line no-new
+  new promClient.Gauge({
+    name: 'team_access_rate_limit_redis_up',
+    help: 'Whether the Redis of the shared rate-limit budget (REDIS_URL) answers: 0 while the limit fails open',
+    registers: [registry],
+    collect () { this.set(reachable() ? 1 : 0) }
+  })
+}
+
 /**
  * GET /metrics in Prometheus's text format (fastify-metrics on prom-client): the process's own
  * metrics (CPU, memory, event-loop lag, GC), `http_request_duration_seconds` — a histogram by

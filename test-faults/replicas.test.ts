@@ -101,6 +101,17 @@ async function burst (replicas: Replica[], token: string): Promise<{ passed: num
 
 const redisWarnings = (replica: Replica) => replica.logs.filter((l) => l.level === 40 && /Redis unreachable/.test(l.msg)).length
 const redisBack = (replica: Replica) => replica.logs.some((l) => /Redis reachable again/.test(l.msg))
+/** What the replica's /metrics says of Redis: `team_access_rate_limit_redis_up`'s value. */
+async function redisUp (replica: Replica): Promise<string | undefined> {
+  const text = await new Promise<string>((resolve, reject) => {
+    request({ host: '127.0.0.1', port: replica.port, path: '/metrics', agent: false }, (res) => {
+      let body = ''
+      res.on('data', (d) => { body += d })
+      res.on('end', () => resolve(body))
+    }).on('error', reject).end()
+  })
+  return /^team_access_rate_limit_redis_up (\d+)$/m.exec(text)?.[1]
+}
 
 t.test('two replicas on one PostgreSQL and one Redis', async (t) => {
   const postgres = throwawayPostgres(PG_PORT)
@@ -114,6 +125,7 @@ t.test('two replicas on one PostgreSQL and one Redis', async (t) => {
   const env = { DATABASE_URL: postgres.url, REDIS_URL: redis.url }
   const [a, b] = await Promise.all([startReplica(t, HTTP_PORT, env), startReplica(t, HTTP_PORT + 1, env)]) as [Replica, Replica]
   const figures: string[] = []
+  t.same([await redisUp(a), await redisUp(b)], ['1', '1'], '/metrics: Redis up on both')
 
   t.test('a write through one replica is read through the other at once', async (t) => {
     const add = await call(a.port, 'POST', '/api/v2/team-workspaces', TOKENS.owner, {
@@ -160,6 +172,8 @@ t.test('two replicas on one PostgreSQL and one Redis', async (t) => {
     t.equal(statuses.filter((s) => s === 200).length, 40, `40 of 40 answered 200 — the limit failed open (${JSON.stringify([...new Set(statuses)])})`)
     t.equal(redisWarnings(a), 1, 'one warning from A')
     t.equal(redisWarnings(b), 1, 'one warning from B')
+    t.same([await redisUp(a), await redisUp(b)], ['0', '0'], '/metrics: Redis down on both, while /readyz stays 200')
+    t.same([(await call(a.port, 'GET', '/readyz', '')).status, (await call(b.port, 'GET', '/readyz', '')).status], [200, 200])
     figures.push(`Redis stopped: ${statuses.filter((s) => s === 200).length}/40 answered 200 over 2 s, ${redisWarnings(a)} + ${redisWarnings(b)} warnings`)
   })
 
@@ -175,6 +189,7 @@ t.test('two replicas on one PostgreSQL and one Redis', async (t) => {
     t.same(other, [], 'only 200s and 429 documents')
     t.ok(passed >= LIMIT && passed <= LIMIT + 1, `${passed} of 40 passed`)
     t.equal(redisWarnings(a) + redisWarnings(b), 2, 'no further warning')
+    t.same([await redisUp(a), await redisUp(b)], ['1', '1'], '/metrics: Redis up again')
     figures.push(`Redis back: both reconnected within ${(reconnectedMs / 1000).toFixed(1)} s, then ${passed} of 40 passed`)
   })
 

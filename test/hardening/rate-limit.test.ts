@@ -4,6 +4,8 @@ import { buildApp } from '../../src/app.js'
 import { applySeed } from '../../src/db/seed.js'
 import { build, bearer, ENGINE, freshLocation, testConfig } from '../helper.js'
 import { recordFigure } from './figures.js'
+import { connectRateLimitRedis } from '../../src/limits/rate-limit-redis.js'
+import type { FastifyBaseLogger } from 'fastify'
 
 /** RATE_LIMIT (DESIGN §5): requests per second per caller, per address without a valid token. */
 const seed = {
@@ -113,4 +115,25 @@ t.test(`Redis unreachable: requests are served (the limit fails open), one warni
   const warnings = lines.map((l) => JSON.parse(l)).filter((l) => l.level === 40 && /Redis unreachable/.test(l.msg))
   t.equal(warnings.length, 1, 'one warning for the outage, however many reconnection attempts')
   t.equal(warnings[0]?.redis, '127.0.0.1:1', 'naming where, never the password')
+})
+
+t.test(`Redis unreachable: /metrics says so, and the warning comes again while it lasts (at most once per interval), on ${ENGINE}`, async (t) => {
+  const app = await buildApp(testConfig(await freshLocation(t), { rateLimit: 2, redisUrl: 'redis://127.0.0.1:1' }), { logger: false })
+  t.teardown(() => app.close())
+  const metrics = await app.inject({ url: '/metrics' })
+  t.match(metrics.body, /^team_access_rate_limit_redis_up 0$/m, '/metrics: team_access_rate_limit_redis_up 0')
+  t.equal((await app.inject({ url: '/readyz' })).statusCode, 200, 'and the service is ready: the limit fails open')
+
+  // the connection itself, with a short repeat so that the test need not wait a minute
+  const said: Array<{ at: number, msg: string }> = []
+  const log = { warn: (_fields: unknown, msg: string) => said.push({ at: Date.now(), msg }), info: () => {} } as unknown as FastifyBaseLogger
+  const redis = await connectRateLimitRedis('redis://127.0.0.1:1', log, { repeatWarningMs: 300 })
+  t.teardown(() => redis.close())
+  t.equal(redis.reachable(), false)
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  t.ok(said.length >= 3 && said.length <= 5, `${said.length} warnings in about 1 s with a repeat every 300 ms (${said.map((s) => s.msg).join(' | ')})`)
+  t.match(said[0]!.msg, /Redis unreachable/)
+  t.ok(said.slice(1).every((s) => /Redis still unreachable/.test(s.msg)), 'then "still unreachable"')
+  const gaps = said.slice(1).map((s, i) => s.at - said[i]!.at)
+  t.ok(gaps.slice(1).every((gap) => gap >= 250), `never more often than the interval (gaps ${gaps.join(', ')} ms)`)
 })
