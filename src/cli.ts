@@ -7,7 +7,8 @@ import { migrate, upToDate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
 import { formatSeedSummary } from './db/seed.js'
 
-export const USAGE = `usage: team-access migrate                  apply the migrations (one job for N replicas; see MIGRATE_ON_START)
+export const USAGE = `usage: team-access serve                    run the service (settings from the environment: README, "Settings")
+       team-access migrate                  apply the migrations (one job for N replicas; see MIGRATE_ON_START)
        team-access seed [--dry-run] FILE   apply a seed file (--dry-run: say what it would change, change nothing)
        team-access schemas [--write | --check]   print the OpenAPI document (--write: to schemas/openapi.json; --check: fail when that file is stale)
 The database is DATABASE_URL's, or the embedded one in DATA_DIR (stop a service using it first).`

@@ -1,6 +1,8 @@
 import t from 'tap'
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { execFile, execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { promisify } from 'node:util'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectFile } from '../src/project-file.js'
@@ -59,4 +61,74 @@ await close()
   t.pass('the host type-checks against the shipped declarations')
   const output = execFileSync(process.execPath, ['host.mjs'], { cwd: work, encoding: 'utf8' })
   t.same(JSON.parse(output.trim().split('\n').pop()!), { list: 200, data: [], access: 'admin' })
+})
+
+/**
+ * The package as an operator gets it, in a container-like install: the tarball installed with
+ * --omit=dev in an empty directory (no TypeScript, no tests), run through its `team-access` bin on
+ * an embedded database in a DATA_DIR of its own. --prefer-offline: the dependencies come from the
+ * npm cache that this repository's `npm ci` filled.
+ */
+t.test('installed with --omit=dev: migrate, seed --dry-run, serve, and one process per DATA_DIR', async (t) => {
+  const work = mkdtempSync(join(tmpdir(), 'team-access-ops-'))
+  t.teardown(() => rmSync(work, { recursive: true, force: true }))
+  const tarball = JSON.parse(npm('pack', '--json', '--ignore-scripts', '--pack-destination', work))[0].filename as string
+  const app = join(work, 'app')
+  mkdirSync(app)
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'ops', private: true }))
+  execFileSync('npm', ['install', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball)], { cwd: app, stdio: 'ignore' })
+  t.notOk(existsSync(join(app, 'node_modules', 'typescript')), 'no TypeScript toolchain installed')
+
+  const dataDir = join(work, 'data')
+  // the embedded database, whatever the suite runs on
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', NPM_CONFIG_UPDATE_NOTIFIER: 'false' }
+  const teamAccess = async (...args: string[]) => {
+    try {
+      const { stdout, stderr } = await promisify(execFile)('npx', ['--no-install', 'team-access', ...args], { cwd: app, env, encoding: 'utf8' })
+      return { code: 0, stdout, stderr }
+    } catch (err) {
+      const e = err as { code: number, stdout: string, stderr: string }
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr }
+    }
+  }
+
+  const migrated = await teamAccess('migrate')
+  t.equal(migrated.code, 0, migrated.stderr)
+  t.match(migrated.stdout, /^migrations: (up to date|applied: .+)$/m)
+  const dryRun = await teamAccess('seed', '--dry-run', 'node_modules/team-access/seeds/demo.json')
+  t.equal(dryRun.code, 0, dryRun.stderr)
+  t.match(dryRun.stdout, /dry run, nothing changed — \d+ to create/)
+  t.match(dryRun.stdout, /\+ organization acme/)
+
+  // the bin itself, as an image's CMD runs node: npx would stand between the signal and the service
+  const first = spawn(join(app, 'node_modules', '.bin', 'team-access'), ['serve'], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(async () => { if (first.exitCode === null) { first.kill('SIGTERM'); await once(first, 'exit') } })
+  let log = ''
+  first.stdout.on('data', (d) => { log += d })
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(log)
+      if (m !== null) { clearInterval(timer); resolve(Number(m[1])) }
+    }, 50)
+    first.once('exit', (code) => { clearInterval(timer); reject(new Error(`the first service exited (${code}): ${log}`)) })
+  })
+  const ready = async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status
+  t.equal(await ready(), 200, 'the first service serves')
+
+  const second = await teamAccess('serve')
+  t.not(second.code, 0, 'a second service on the same DATA_DIR exits non-zero')
+  t.match(second.stderr, /in use by another team-access process \(pid \d+ on this host, .*team-access serve/, 'naming the holder')
+  const seeding = await teamAccess('seed', 'node_modules/team-access/seeds/demo.json')
+  t.not(seeding.code, 0, 'so does a seed')
+  t.match(seeding.stderr, /change a running service through its API, or stop it first/)
+  t.equal(await ready(), 200, 'the first keeps serving')
+  t.equal(first.exitCode, null)
+
+  first.kill('SIGTERM')
+  const [code] = await once(first, 'exit') as [number | null]
+  t.equal(code, 0, 'SIGTERM closes it gracefully')
+  t.notOk(existsSync(join(dataDir, '.team-access.lock')), 'and it gives the directory back')
+  const after = await teamAccess('seed', 'node_modules/team-access/seeds/demo.json')
+  t.equal(after.code, 0, after.stderr)
+  t.match(after.stdout, /^seed node_modules\/team-access\/seeds\/demo.json: applied/, 'and the next process may have it')
 })
