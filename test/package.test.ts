@@ -2,9 +2,9 @@ import t from 'tap'
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { promisify } from 'node:util'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, posix } from 'node:path'
 import { projectFile } from '../src/project-file.js'
 
 /**
@@ -15,14 +15,20 @@ import { projectFile } from '../src/project-file.js'
 const root = projectFile('')
 const npm = (...args: string[]) => execFileSync('npm', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
 
-t.test('npm pack ships dist/, migrations/, schemas/ and no tests', async (t) => {
+t.test('npm pack ships dist/, migrations/, schemas/, the docs, the example and the changelog, and no tests', async (t) => {
   const [pack] = JSON.parse(npm('pack', '--dry-run', '--json', '--ignore-scripts')) as Array<{ files: Array<{ path: string }> }>
   const files = pack!.files.map((f) => f.path)
   for (const file of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/plugin.js', 'dist/migrations/0001_initial.js',
-    'dist/schemas/team-workspaces.js', 'migrations/0001_initial.ts', 'schemas/openapi.json', 'seeds/demo.json', 'package.json', 'README.md']) {
+    'dist/schemas/team-workspaces.js', 'migrations/0001_initial.ts', 'schemas/openapi.json', 'seeds/demo.json', 'package.json', 'README.md',
+    'docs/CONTRACT.md', 'docs/ARCHITECTURE.md', 'examples/embed.ts', 'CHANGELOG.md']) {
     t.ok(files.includes(file), `ships ${file}`)
   }
-  t.same(files.filter((f) => /(^|\/)(test|test-browser|examples)\//.test(f) || /\.test\.[jt]s$/.test(f)), [], 'no tests, no examples')
+  t.same(files.filter((f) => /(^|\/)(test|test-browser|test-faults)\//.test(f) || /\.test\.[jt]s$/.test(f)), [], 'no tests')
+  // the README's and the docs' links to files of the repository lead somewhere in the package too
+  const links = ['README.md', 'docs/CONTRACT.md', 'docs/ARCHITECTURE.md'].flatMap((doc) =>
+    [...readFileSync(join(root, doc), 'utf8').matchAll(/\]\(([^)#:]+)(#[^)]*)?\)/g)].map((m) => posix.normalize(posix.join(posix.dirname(doc), m[1]!))))
+  t.ok(links.length > 0, `${links.length} links`)
+  t.same([...new Set(links.filter((link) => !files.includes(link)))], [], 'every linked file is shipped')
 })
 
 t.test('a project of its own imports the package by name, type-checks and registers it', async (t) => {
