@@ -46,7 +46,7 @@ const AUDIT_TRAIL = '/api/v2/organization/audit-trail'
 
 /**
  * How the service runs under the bench: no rate limit and no per-caller cap (the bench is one
- * caller on many connections: the cap would answer most of them 429), warnings only.
+ * caller on many connections: the cap would make most of them wait their turn), warnings only.
  */
 const SERVICE_ENV = { HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT: '0', CALLER_CONCURRENCY: '0' }
 
@@ -556,7 +556,7 @@ which fires the same triggers as any insert; then VACUUM ANALYZE. A 100,000-entr
 take minutes through the seed writer. PGlite has no \`large\` workspace.
 
 **The service** runs as \`node ${SERVER}\` with LOG_LEVEL=warn, RATE_LIMIT=0 and CALLER_CONCURRENCY=0 (the
-bench is one caller on ${CONNECTIONS} connections: the per-caller cap would answer most of them 429). Owner rows use the
+bench is one caller on ${CONNECTIONS} connections: the per-caller cap would make most of them wait their turn). Owner rows use the
 organization token, member rows the token of a user in 3 of the 10,500 teams.
 
 **The floors** are bare Fastify routes on a pool built as the service builds its own, every statement

@@ -3,7 +3,7 @@ import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { SeedError } from './db/seed.js'
 import { DataDirInUse } from './db/data-dir-lock.js'
-import { MigrationsPending } from './db/migrate.js'
+import { DatabaseNewer, MigrationsPending } from './db/migrate.js'
 import { isDatabaseUnavailable, loggable } from './jsonapi/errors.js'
 
 /** The entry that listens: settings checked first, SIGTERM/SIGINT close it gracefully. */
@@ -22,7 +22,8 @@ async function main (): Promise<void> {
 
 main().catch((err: unknown) => {
   // a person reads this: no stack trace for the mistakes a person makes
-  if (err instanceof ConfigError || err instanceof SeedError || err instanceof DataDirInUse || err instanceof MigrationsPending) {
+  if (err instanceof ConfigError || err instanceof SeedError || err instanceof DataDirInUse || err instanceof MigrationsPending ||
+    err instanceof DatabaseNewer) {
     console.error(`team-access: ${err.message}`)
   } else if (isDatabaseUnavailable(err)) {
     console.error(`team-access: cannot reach the database: ${(err as Error).message}`)

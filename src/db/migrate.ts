@@ -82,10 +82,22 @@ export class MigrationsPending extends Error {
 }
 
 /**
+ * A database migrated by a newer version of team-access than this one (a rollback of the code
+ * without the database): this version cannot know what those migrations changed, so it neither
+ * migrates nor serves it.
+ */
+export class DatabaseNewer extends Error {
+  constructor (readonly unknown: string[]) {
+    super(`the database was migrated by a newer team-access (${unknown.join(', ')}, unknown to this version): run that version, or restore the backup taken before the upgrade (README, "Production")`)
+  }
+}
+
+/**
  * Every migration applied already (a dry run asks this: it changes nothing, a migration included), as on every start but the first (and on the first, with the
  * embedded database's pre-migrated snapshot): two reads instead of the Migrator's round of a dozen
  * statements through its lock table (~150 ms and ~10 MB on PGlite). Reading needs no lock: a
  * migration another process is applying shows only once committed, and then this is a no-op.
+ * Throws DatabaseNewer when the database has migrations this version does not know.
  */
 export async function upToDate (db: Kysely<any>, options: MigrateOptions = {}): Promise<boolean> {
   const schema = validSchemaName(options.schema ?? schemaOf(db))
@@ -93,6 +105,8 @@ export async function upToDate (db: Kysely<any>, options: MigrateOptions = {}): 
   if (rows[0]?.present !== true) return false
   const applied = await db.withSchema(schema).selectFrom(MIGRATION_TABLE).select('name').orderBy('name').execute()
   const known = Object.keys(migrations).sort()
+  const unknown = applied.map((row) => row.name as string).filter((name) => !(name in migrations))
+  if (unknown.length > 0) throw new DatabaseNewer(unknown)
   return applied.length === known.length && applied.every((row, i) => row.name === known[i])
 }
 

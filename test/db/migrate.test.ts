@@ -1,9 +1,14 @@
 import t from 'tap'
 import { migrations } from '../../migrations/index.js'
-import { sql } from 'kysely'
-import { migrate, withSearchPath } from '../../src/db/migrate.js'
+import { sql, type Kysely } from 'kysely'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseNewer, migrate, MigrationsPending, withSearchPath } from '../../src/db/migrate.js'
+import { buildApp } from '../../src/app.js'
+import { connect } from '../../src/db/connect.js'
 import { schemaOf } from '../../src/db/tables.js'
-import { freshDatabase, ENGINE } from '../helper.js'
+import { freshDatabase, freshLocation, testConfig, ENGINE } from '../helper.js'
 
 t.test(`migrations on ${ENGINE}`, async (t) => {
   const { db } = await freshDatabase(t) // applies them once
@@ -114,4 +119,36 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
     t.same(rows.map((r) => r.indexdef.replace(/^.* USING /, '')), ['brin (occurred_at)', 'btree (organization_id, occurred_at, id)'],
       'one B-tree, in the order of an organization’s trail (the primary key), and a BRIN index for the purge')
   })
+})
+
+t.test(`MIGRATE_ON_START=false and a database of a newer version on ${ENGINE}`, async (t) => {
+  // on disk, so that the job and the replicas open the same embedded database (one at a time), in
+  // a schema of its own: the embedded database's pre-migrated snapshot is the default schema's
+  let location = await freshLocation(t)
+  if (ENGINE === 'pglite') {
+    const dataDir = mkdtempSync(join(tmpdir(), 'team-access-migrate-'))
+    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+    location = { dataDir }
+  }
+  const schema = 'ops_job'
+  const config = testConfig(location, { migrateOnStart: false, schema })
+  const job = async <T> (work: (db: Kysely<any>) => Promise<T>): Promise<T> => {
+    const { db, close } = await connect(location, { schema })
+    try { return await work(db) } finally { await close() }
+  }
+  const pending = { message: new MigrationsPending().message }
+  await t.rejects(buildApp(config, { logger: false }), pending, 'a replica refuses a database the job has not migrated yet')
+
+  t.ok((await job(migrate)).length > 0, 'the job migrates')
+  const replica = await buildApp(config, { logger: false })
+  t.equal((await replica.inject('/readyz')).statusCode, 200, 'then the replica starts, migrating nothing')
+  await replica.close()
+
+  // what a rollback of the code alone finds: a migration of the newer version in the table
+  await job(async (db) => await db.withSchema(schema).insertInto('team_access_migrations').values({ name: '9999_from_the_future', timestamp: new Date().toISOString() }).execute())
+  const newer = { name: 'Error', message: new DatabaseNewer(['9999_from_the_future']).message }
+  t.match(newer.message, /migrated by a newer team-access \(9999_from_the_future, unknown to this version\)/)
+  await t.rejects(job(migrate), newer, 'the job refuses to migrate it')
+  await t.rejects(buildApp(config, { logger: false }), newer, 'a replica with MIGRATE_ON_START=false refuses to serve it')
+  await t.rejects(buildApp({ ...config, migrateOnStart: true }, { logger: false }), newer, 'so does one that migrates on start')
 })
