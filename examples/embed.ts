@@ -29,19 +29,19 @@ export async function buildHost (db: Kysely<Database>, options: { withTeamAccess
   })
 
   app.get('/hello', async () => ({ ok: true }))
-  app.post('/echo', {
+  app.post<{ Body: { say: string } }>('/echo', {
     schema: { body: { type: 'object', required: ['say'], properties: { say: { type: 'string' } } } }
-  }, async (request) => ({ ok: true, said: (request.body as { say: string }).say }))
+  }, async (request) => ({ ok: true, said: request.body.say }))
 
   if (options.withTeamAccess ?? true) {
     // migrations are yours to run here, since the database handle is yours
     await app.register(teamAccess, { prefix: '/tfe/api/v2', database: db, authenticate, migrate: false })
 
     // your route, guarded by team access: may this user apply runs on this workspace?
-    app.post('/workspaces/:id/apply', async (request, reply) => {
+    app.post<{ Params: { id: string } }>('/workspaces/:id/apply', async (request, reply) => {
       const caller = await authenticate(request)
       if (caller === null) return await reply.status(401).send({ ok: false, message: 'who are you?' })
-      const { id } = request.params as { id: string }
+      const { id } = request.params
       const { access, permissions } = await app.teamAccess.effectiveAccess({ caller, workspaceId: id })
       if (permissions?.runs !== 'apply') return await reply.status(403).send({ ok: false, message: 'no apply here', access })
       return { ok: true, access }
