@@ -28,6 +28,9 @@ import auditRetention from './audit/audit-retention.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
 import type { Caller } from './auth/caller.js'
 import { directory, type Directory } from './directory/host-directory.js'
+import effectiveAccessRoutes from './effective-access/effective-access-routes.js'
+import { EffectiveAccessRepository } from './effective-access/effective-access-repository.js'
+import { explainer, type Explain } from './effective-access/explain.js'
 
 export interface TeamAccessOptions {
   /** Where the API is mounted (Fastify's own option); links in documents follow it. */
@@ -91,6 +94,15 @@ export interface TeamAccessDecorator {
    */
   effectiveAccess: (query: { caller: Caller, workspaceId: string }) => Promise<EffectiveAccess>
   /**
+   * Why (DESIGN §10.2), as the API answers it: `{ caller, workspaceId }` — every team that holds
+   * access on the workspace, with its level, strongest permissions and grants; `{ caller,
+   * workspaceId, username }` — that user's access through its teams; `{ caller, teamId, page? }` —
+   * the workspaces the team reaches (a page, or all). Undefined when the workspace or team does
+   * not exist or the caller may not ask (owners and workspace admins; for a team, owners and who
+   * acts through it).
+   */
+  explain: Explain
+  /**
    * The host's directory (DESIGN §9.1): create, change and remove organizations, users, teams,
    * memberships, workspaces and tokens one at a time, each call one transaction with its cascades
    * and audit events; the rows it creates are the host's, which no seed removes. Errors are
@@ -120,15 +132,18 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
   // one repository per resource and registration: their statements are built once and replayed
   const repositories = { teamWorkspaces: new TeamWorkspacesRepository(db), workspaces: new WorkspacesRepository(db), teams: new TeamsRepository(db) }
   const repository = repositories.teamWorkspaces
+  // the routes of DESIGN §10.2 and the host ask through the same function
+  const explain = explainer(new EffectiveAccessRepository(db))
   app.decorate('teamAccess', {
     effectiveAccess: async ({ caller, workspaceId }) => {
       const grants = await repository.grantsOn(caller, workspaceId)
       return combineAccess(grants, grants.rows)
     },
+    explain,
     directory: directory(db)
   } satisfies TeamAccessDecorator)
   await app.register(auditRetention, { db, retentionDays: options.auditRetentionDays ?? 0, everyMs: options.auditPurgeEveryMs })
-  await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repositories })
+  await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repositories, explain })
 }, { name: 'team-access', fastify: '5.x' })
 
 const DEFAULT_ADMISSION: AdmissionOptions = { concurrency: 10, queueLength: 200, maxWaitMs: 2000, perCaller: 0 }
@@ -136,6 +151,7 @@ const DEFAULT_ADMISSION: AdmissionOptions = { concurrency: 10, queueLength: 200,
 interface ApiOptions extends TeamAccessOptions {
   db: Kysely<Database>
   repositories: { teamWorkspaces: TeamWorkspacesRepository, workspaces: WorkspacesRepository, teams: TeamsRepository }
+  explain: Explain
 }
 
 /**
@@ -167,6 +183,7 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(teamMemberRoutes, { repository: new TeamMembersRepository(options.db) })
     await api.register(auditRoutes, { repository: new AuditRepository(options.db) })
     await api.register(tokenRoutes, { repository: new TokensRepository(options.db), origin })
+    await api.register(effectiveAccessRoutes, { explain: options.explain, origin })
   })
 }
 

@@ -44,7 +44,9 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
     createUserToken: ['/api/v2/users/{id}/authentication-tokens', 'post', ['201', '400', '401', '404', '415', '422', '503']],
     showToken: ['/api/v2/authentication-tokens/{id}', 'get', ['200', '401', '404', '503']],
     revokeToken: ['/api/v2/authentication-tokens/{id}', 'delete', ['204', '401', '404', '503']],
-    showAccount: ['/api/v2/account/details', 'get', ['200', '401', '404', '503']]
+    showAccount: ['/api/v2/account/details', 'get', ['200', '401', '404', '503']],
+    showWorkspaceEffectiveAccess: ['/api/v2/workspaces/{id}/effective-access', 'get', ['200', '400', '401', '404', '422', '503']],
+    listTeamEffectiveAccess: ['/api/v2/teams/{id}/effective-access', 'get', ['200', '400', '401', '404', '422', '503']]
   }
   for (const [operationId, [path, method, statuses]] of Object.entries(expected)) {
     const operation = generated.paths[path]?.[method]
@@ -58,5 +60,12 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
   t.same(Object.keys(audit['200'].content), ['application/json'], 'the audit trail answers plain JSON, as HCP Terraform')
   t.same(Object.keys(audit['404'].content), ['application/vnd.api+json'], 'its errors are JSON:API error documents')
   t.ok(['filter[workspace][id]', 'filter[team][id]'].every((name) => generated.paths['/api/v2/team-workspaces'].get.parameters.some((p: { name: string }) => p.name === name)), 'both filters are documented')
-  t.same(Object.keys(generated.components.schemas).sort(), ['AuthenticationToken', 'ErrorObject', 'PaginationLinks', 'PaginationMeta', 'Team', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'Workspace'], 'shared schemas are named components')
+  t.same(Object.keys(generated.components.schemas).sort(), ['AuthenticationToken', 'ErrorObject', 'PaginationLinks', 'PaginationMeta', 'Team', 'TeamEffectiveAccess', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'UserEffectiveAccess', 'Workspace'], 'shared schemas are named components')
+})
+
+t.test('the operations HCP Terraform does not have are marked as extensions (DESIGN §10), and only they', async (t) => {
+  const marked = Object.entries(generated.paths as Record<string, Record<string, Record<string, unknown>>>)
+    .flatMap(([path, operations]) => Object.entries(operations).filter(([, operation]) => operation['x-team-access-extension'] === true).map(([method]) => `${method} ${path}`))
+    .sort()
+  t.same(marked, ['get /api/v2/teams/{id}/effective-access', 'get /api/v2/workspaces/{id}/effective-access'])
 })

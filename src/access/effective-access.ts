@@ -25,6 +25,55 @@ export function higher (a: Access | null, b: Access | null): Access | null {
 }
 
 /**
+ * The organization-wide grants of DESIGN §3, stated once: a flag of a grant row (a column of the
+ * `grants` CTE, ./grants.ts — what a team, or an organization token, acts as) and the level it
+ * gives on every workspace of the organization. The SQL predicates (./predicates.ts) and the
+ * explanations below are both built from this table.
+ */
+export const ORGANIZATION_GRANTS = [
+  { kind: 'owners', flag: 'is_owner', access: 'admin' },
+  { kind: 'organization-access.manage-workspaces', flag: 'manage_workspaces', access: 'admin' },
+  { kind: 'organization-access.read-workspaces', flag: 'read_workspaces', access: 'read' }
+] as const satisfies ReadonlyArray<{ kind: string, flag: string, access: Access }>
+
+export type OrganizationGrantFlag = typeof ORGANIZATION_GRANTS[number]['flag']
+
+/** Where a grant comes from: an organization-wide grant of a team, or one of its team-access rows. */
+export type GrantKind = typeof ORGANIZATION_GRANTS[number]['kind'] | 'team-access'
+
+/** A team's flags that grant organization-wide access (the columns of its grant row). */
+export type OrganizationGrantFlags = Record<OrganizationGrantFlag, boolean>
+
+/** A team's grants on one workspace: its organization-wide flags, and its team-access row there, if any. */
+export interface TeamGrants {
+  teamId: string
+  flags: OrganizationGrantFlags
+  row: { id: string, access: Access, permissions: Permissions } | null
+}
+
+/** One grant that produces access, and what it gives. */
+export interface GrantSource extends AccessSource {
+  kind: GrantKind
+  /** The team it comes through. */
+  teamId: string
+  /** The team-access row (kind `team-access`). */
+  teamWorkspaceId?: string
+}
+
+/** Effective access with the grants that produce it. */
+export interface Explanation extends EffectiveAccess {
+  grants: GrantSource[]
+}
+
+/** The highest level and the strongest permissions of the sources (none: nulls). */
+function strongest (sources: readonly AccessSource[]): EffectiveAccess {
+  return {
+    access: sources.reduce<Access | null>((best, s) => higher(best, s.access), null),
+    permissions: strongestPermissions(sources.map((s) => s.permissions))
+  }
+}
+
+/**
  * Effective access (DESIGN §3) from the grants one query loads: ownership and manage-workspaces
  * count as admin, read-workspaces as read, and each of the caller's team rows as its level with
  * its own permissions.
@@ -33,8 +82,25 @@ export function combineAccess (organization: { admin: boolean, read: boolean }, 
   const sources: AccessSource[] = [...rows]
   if (organization.admin) sources.push({ access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
   if (organization.read) sources.push({ access: 'read', permissions: IMPLICIT_PERMISSIONS.read })
-  return {
-    access: sources.reduce<Access | null>((best, s) => higher(best, s.access), null),
-    permissions: strongestPermissions(sources.map((s) => s.permissions))
-  }
+  return strongest(sources)
+}
+
+/** The grants one team holds on a workspace, organization-wide ones first (in ORGANIZATION_GRANTS order), then its row. */
+export function grantsOf (team: TeamGrants): GrantSource[] {
+  const organizationWide = ORGANIZATION_GRANTS.filter((grant) => team.flags[grant.flag])
+    .map((grant): GrantSource => ({ kind: grant.kind, access: grant.access, permissions: IMPLICIT_PERMISSIONS[grant.access], teamId: team.teamId }))
+  const row: GrantSource[] = team.row === null
+    ? []
+    : [{ kind: 'team-access', access: team.row.access, permissions: team.row.permissions, teamId: team.teamId, teamWorkspaceId: team.row.id }]
+  return [...organizationWide, ...row]
+}
+
+/**
+ * Why a team, or a user through its teams, holds what it holds on a workspace (DESIGN §10.2): the
+ * effective access of every grant of those teams, combined as for a caller (`combineAccess`: the
+ * highest level, attribute-wise the strongest permissions), with the grants themselves.
+ */
+export function explainAccess (teams: readonly TeamGrants[]): Explanation {
+  const grants = teams.flatMap(grantsOf)
+  return { ...strongest(grants), grants }
 }

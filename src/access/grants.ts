@@ -68,6 +68,14 @@ const teamGrant = [
 ] as const
 
 /**
+ * What each team acts as (DESIGN §3: a team's token is a member whose only team is that team): one
+ * grant row per team, with the columns of the `grants` CTE, so that the predicates' flags
+ * (`grantsOrganizationWide`) read a team's row as they read a caller's. For the answers of DESIGN
+ * §10.2, which ask what teams hold, not what the caller holds; no token is involved.
+ */
+export const teamGrants = (qc: QueryCreator<Database>) => qc.selectFrom('teams').select(teamGrant)
+
+/**
  * A statement's start: the caller's `grants` CTE. Only the predicates' SQL reads it, so the
  * builder is typed without it.
  */

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import { table } from '../db/tables.js'
+import { ORGANIZATION_GRANTS } from './effective-access.js'
 
 /**
  * The rules of DESIGN §3 — membership, workspace admin, visibility — stated once, as SQL
@@ -20,11 +21,20 @@ export const isMemberOf = (organization: string): RawBuilder<boolean> =>
 
 /** The caller is an owner of the organization, or acts through a team with manage-workspaces: admin on all its workspaces. */
 export const administersWorkspacesOf = (organization: string): RawBuilder<boolean> =>
-  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_workspaces))`
+  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g', 'admin')})`
 
 /** The caller acts through a team with read-workspaces: read on all the organization's workspaces. */
 export const readsWorkspacesOf = (organization: string): RawBuilder<boolean> =>
-  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and g.read_workspaces)`
+  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g', 'read')})`
+
+/**
+ * Whether one grant row (`grant`: the alias of a row of the `grants` CTE, or of `teamGrants` —
+ * any row with its flag columns) grants access on every workspace of its organization: at the
+ * given level, or at any. The flags and their levels are those of ORGANIZATION_GRANTS
+ * (./effective-access.ts): ownership and manage-workspaces admin, read-workspaces read.
+ */
+export const grantsOrganizationWide = (grant: string, level?: 'admin' | 'read'): RawBuilder<boolean> =>
+  sql<boolean>`(${sql.join(ORGANIZATION_GRANTS.filter((g) => level === undefined || g.access === level).map((g) => sql.ref(`${grant}.${g.flag}`)), sql` or `)})`
 
 /** The caller is an owner of the organization (its organization token, or the owners team). */
 export const isOwnerOf = (organization: string): RawBuilder<boolean> =>
@@ -49,11 +59,24 @@ export const isAdminOf = (workspace: string, organization: string): RawBuilder<b
              where a.workspace_id = ${sql.ref(workspace)} and a.access = 'admin'))`
 
 /**
+ * Who may ask why teams hold what they hold on a workspace (DESIGN §10.2): owners and workspace
+ * admins — as it names every team, secret ones included, the rule of who sees every row.
+ */
+export const explainsWorkspace = (workspace: string, organization: string): RawBuilder<boolean> => isAdminOf(workspace, organization)
+
+/**
+ * Who may ask which workspaces a team reaches (DESIGN §10.2): owners of its organization, and
+ * those who act through the team — its members, and its own token.
+ */
+export const explainsTeam = (teamId: string, organization: string): RawBuilder<boolean> =>
+  sql<boolean>`(${isOwnerOf(organization)} or ${actsThrough(teamId)})`
+
+/**
  * Effective access at least read on the workspace (DESIGN §7, who may read a workspace): owners,
  * manage-workspaces and read-workspaces teams, and the teams with a row on it, any level.
  */
 export const readsWorkspace = (workspace: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
-  exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_workspaces or g.read_workspaces))
+  exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g')})
   or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id where a.workspace_id = ${sql.ref(workspace)}))`
 
 /**

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { effectiveAccess, isMember, mayModify, mayRead, maySee, type AccessRow, type Grant } from './rules.js'
+import { answerOf, effectiveAccess, isMember, mayExplainTeam, mayModify, mayRead, maySee, teamAsGrant, type AccessRow, type Grant, type RowRecord, type TeamRecord } from './rules.js'
+import { IMPLICIT_PERMISSIONS } from '../../src/access/permissions.js'
 import { higher } from '../../src/access/effective-access.js'
 
 const ORG = 'org-a'
@@ -55,4 +56,26 @@ t.test('who sees which row', async (t) => {
   t.ok(mayRead([team('green', { readWorkspaces: true })], ORG, rows))
   t.ok(mayRead([orgToken], ORG, rows))
   t.notOk(isMember([], ORG))
+})
+
+t.test('the answers of §10.2: a team\'s grants, a user\'s through its teams', async (t) => {
+  const ws = { id: 'ws-1', organizationId: ORG }
+  const team = (id: string, extra: Partial<TeamRecord> = {}): TeamRecord => ({ id, organizationId: ORG, isOwners: false, manageWorkspaces: false, readWorkspaces: false, ...extra })
+  const custom = { runs: 'apply', variables: 'none', 'state-versions': 'read-outputs', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false, 'policy-overrides': true } as const
+  const rows: RowRecord[] = [
+    { id: 'tws-a', teamId: 'a', workspaceId: 'ws-1', access: 'custom', permissions: custom },
+    { id: 'tws-b', teamId: 'b', workspaceId: 'ws-2', access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin }
+  ]
+  t.same(answerOf([team('o', { isOwners: true })], ws, rows), { access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin, sources: [{ kind: 'owners', teamId: 'o', access: 'admin' }] })
+  t.same(answerOf([team('a', { readWorkspaces: true })], ws, rows), {
+    access: 'read',
+    permissions: { runs: 'apply', variables: 'read', 'state-versions': 'read', 'sentinel-mocks': 'none', 'workspace-locking': false, 'run-tasks': false, 'policy-overrides': true },
+    sources: [{ kind: 'organization-access.read-workspaces', teamId: 'a', access: 'read' }, { kind: 'team-access', teamId: 'a', access: 'custom', rowId: 'tws-a' }]
+  }, 'read-workspaces and a custom row: read, each permission the strongest')
+  t.equal(answerOf([team('b')], ws, rows), null, 'a row on another workspace grants nothing here')
+  t.equal(answerOf([team('o', { isOwners: true, organizationId: 'org-b' })], ws, rows), null, 'nothing across organizations')
+  t.same(answerOf([team('a'), team('m', { manageWorkspaces: true })], ws, rows)?.access, 'admin', 'a user: the highest through any of its teams')
+  t.ok(mayExplainTeam([team('a')].map(teamAsGrant), team('a')), 'who acts through the team')
+  t.ok(mayExplainTeam([orgToken], team('a')), 'owners')
+  t.notOk(mayExplainTeam([team('m', { manageWorkspaces: true })].map(teamAsGrant), team('a')), 'manage-workspaces is no ownership')
 })

@@ -1,0 +1,167 @@
+import { sql, type Kysely } from 'kysely'
+import type { Access } from '../../schemas/common.js'
+import type { Database } from '../db/database.js'
+import { PERMISSION_COLUMN_NAMES, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
+import { teamGrants, withGrants } from '../access/grants.js'
+import { explainsTeam, explainsWorkspace, grantsOrganizationWide } from '../access/predicates.js'
+import { explainAccess, type Explanation, type TeamGrants } from '../access/effective-access.js'
+import type { Caller } from '../auth/caller.js'
+import type { PageRequest } from '../jsonapi/pagination.js'
+import { table } from '../db/tables.js'
+
+/**
+ * The answers of DESIGN §10.2 — which teams hold what on a workspace, which workspaces a team
+ * reaches, and why — read in one statement each. Who may ask is decided in the statement by the
+ * predicates of src/access/predicates.ts (`explainsWorkspace`, `explainsTeam`); what each team
+ * holds is its grant row (`teamGrants`, the columns a caller's `grants` CTE has) and its
+ * team-access rows, judged by `grantsOrganizationWide` in SQL and combined by `explainAccess`
+ * (src/access/effective-access.ts) — the rules effective access is computed by for a caller.
+ */
+
+/** Where a workspace is, for its links. */
+export interface WorkspaceName { id: string, name: string, organizationName: string }
+
+/** A team's effective access on a workspace. */
+export interface TeamExplanation extends Explanation {
+  teamId: string
+  workspace: WorkspaceName
+}
+
+/** A user's effective access on a workspace, through its teams (by name): null access when it holds none. */
+export interface UserExplanation extends Explanation {
+  userId: string | null
+  username: string
+  teamIds: string[]
+  workspace: WorkspaceName
+}
+
+type GrantRow = PermissionRow & {
+  team_id: string | null
+  is_owner: boolean | null
+  manage_workspaces: boolean | null
+  read_workspaces: boolean | null
+  row_id: string | null
+  access: Access | null
+}
+
+/** A team's grants on one workspace, from a row of the statements below. */
+const teamGrantsOf = (row: GrantRow): TeamGrants => ({
+  teamId: row.team_id!,
+  flags: { is_owner: row.is_owner === true, manage_workspaces: row.manage_workspaces === true, read_workspaces: row.read_workspaces === true },
+  row: row.row_id === null ? null : { id: row.row_id, access: row.access!, permissions: permissionsOf(row) }
+})
+
+export class EffectiveAccessRepository {
+  constructor (private readonly db: Kysely<Database>) {}
+
+  /**
+   * The statement of a workspace's answers: for a caller who may ask (else no row at all), one row
+   * per team of its organization that holds any grant on it — organization-wide, or a row there —
+   * by team name, or one row of nulls when none does; only the teams of `username`, when given.
+   */
+  private async grantsOnWorkspace (caller: Caller, workspaceId: string, username?: string) {
+    return await withGrants(this.db, caller)
+      .with('team_grants', (qc) => teamGrants(qc))
+      .with('ws', (qc) => qc.selectFrom('workspaces as w')
+        .innerJoin('organizations as o', 'o.id', 'w.organization_id')
+        .where('w.id', '=', workspaceId)
+        .where(explainsWorkspace('w.id', 'w.organization_id'))
+        .select(['w.id', 'w.name', 'w.organization_id', 'o.name as organization_name']))
+      .selectFrom('ws')
+      .leftJoinLateral((eb) => {
+        let teams = eb.selectFrom('team_grants as tg')
+          .innerJoin('teams as t', 't.id', 'tg.team_id')
+          .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.team_id', '=', 'tg.team_id').onRef('tw.workspace_id', '=', 'ws.id'))
+          .whereRef('tg.organization_id', '=', 'ws.organization_id')
+          .where(sql<boolean>`(${grantsOrganizationWide('tg')} or tw.id is not null)`)
+          .select(['tg.team_id', 't.name as team_name', 'tg.is_owner', 'tg.manage_workspaces', 'tg.read_workspaces', 'tw.id as row_id', 'tw.access'])
+          .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
+        if (username !== undefined) {
+          teams = teams.where('tg.team_id', 'in', (sub) => sub.selectFrom('team_memberships as m')
+            .innerJoin('users as u', 'u.id', 'm.user_id')
+            .where('u.username', '=', username)
+            .select('m.team_id'))
+        }
+        return teams.as('x')
+      }, (join) => join.onTrue())
+      .select(['ws.id as workspace_id', 'ws.name as workspace_name', 'ws.organization_name'])
+      .selectAll('x')
+      .select(username === undefined ? sql<string | null>`null::text`.as('user_id') : sql<string | null>`(select u.id from ${table.users} u where u.username = ${username})`.as('user_id'))
+      .orderBy('x.team_name').orderBy('x.team_id')
+      .execute()
+  }
+
+  /**
+   * Every team that holds any effective access on the workspace, by team name, with its grants;
+   * undefined when the workspace does not exist or the caller may not ask (owners and workspace
+   * admins may).
+   */
+  async ofWorkspace (caller: Caller, workspaceId: string): Promise<TeamExplanation[] | undefined> {
+    const rows = await this.grantsOnWorkspace(caller, workspaceId)
+    if (rows.length === 0) return undefined
+    return rows.filter((row) => row.team_id !== null).map((row) => ({
+      teamId: row.team_id!,
+      workspace: { id: row.workspace_id, name: row.workspace_name, organizationName: row.organization_name },
+      ...explainAccess([teamGrantsOf(row as GrantRow)])
+    }))
+  }
+
+  /**
+   * One user's effective access on the workspace, through the teams it belongs to there (by team
+   * name), with the grants; `access` null when it holds none — a user who does not exist, or is no
+   * member, holds none. Undefined when the workspace does not exist or the caller may not ask.
+   */
+  async ofUser (caller: Caller, workspaceId: string, username: string): Promise<UserExplanation | undefined> {
+    const rows = await this.grantsOnWorkspace(caller, workspaceId, username)
+    if (rows.length === 0) return undefined
+    const teams = rows.filter((row) => row.team_id !== null).map((row) => teamGrantsOf(row as GrantRow))
+    const first = rows[0]!
+    return {
+      userId: first.user_id,
+      username,
+      teamIds: teams.map((team) => team.teamId),
+      workspace: { id: first.workspace_id, name: first.workspace_name, organizationName: first.organization_name },
+      ...explainAccess(teams)
+    }
+  }
+
+  /**
+   * A page (none: all) of the workspaces of its organization the team reaches (any grant: organization-wide,
+   * or a row there), by workspace name, with its grants on each, and how many there are; undefined
+   * when the team does not exist or the caller may not ask (owners, and who acts through the team).
+   */
+  async ofTeam (caller: Caller, teamId: string, page?: PageRequest): Promise<{ rows: TeamExplanation[], total: number } | undefined> {
+    const rows = await withGrants(this.db, caller)
+      .with('team_grants', (qc) => teamGrants(qc))
+      .with('team', (qc) => qc.selectFrom('team_grants as tg')
+        .where('tg.team_id', '=', teamId)
+        .where(explainsTeam('tg.team_id', 'tg.organization_id'))
+        .selectAll('tg'))
+      .with('reached', (qc) => qc.selectFrom('team')
+        .innerJoin('workspaces as w', 'w.organization_id', 'team.organization_id')
+        .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').onRef('tw.team_id', '=', 'team.team_id'))
+        .where(sql<boolean>`(${grantsOrganizationWide('team')} or tw.id is not null)`)
+        .select(['w.id as workspace_id', 'w.name as workspace_name', 'tw.id as row_id', 'tw.access'])
+        .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const)))
+      .selectFrom('team')
+      .innerJoin('organizations as o', 'o.id', 'team.organization_id')
+      .leftJoinLateral((eb) => {
+        const reached = eb.selectFrom('reached as r').selectAll('r').orderBy('r.workspace_name').orderBy('r.workspace_id')
+        return (page === undefined ? reached : reached.limit(page.size).offset((page.number - 1) * page.size)).as('p')
+      }, (join) => join.onTrue())
+      .select(['team.team_id', 'team.is_owner', 'team.manage_workspaces', 'team.read_workspaces', 'o.name as organization_name'])
+      .selectAll('p')
+      .select(sql<number | string>`(select count(*) from reached)`.as('total'))
+      .orderBy('p.workspace_name').orderBy('p.workspace_id')
+      .execute()
+    if (rows.length === 0) return undefined
+    return {
+      total: Number(rows[0]!.total),
+      rows: rows.filter((row) => row.workspace_id !== null).map((row) => ({
+        teamId: row.team_id!,
+        workspace: { id: row.workspace_id!, name: row.workspace_name!, organizationName: row.organization_name },
+        ...explainAccess([teamGrantsOf(row as GrantRow)])
+      }))
+    }
+  }
+}
