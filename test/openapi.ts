@@ -13,7 +13,8 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 const document = JSON.parse(readFileSync(new URL('../schemas/openapi.json', import.meta.url), 'utf8'))
 
 export type Operation = 'list' | 'show' | 'add' | 'update' | 'remove' | 'auditTrail' |
-  'showTeam' | 'listTeams' | 'createTeam' | 'updateTeam' | 'deleteTeam' | 'addTeamMembers' | 'removeTeamMembers'
+  'showTeam' | 'listTeams' | 'createTeam' | 'updateTeam' | 'deleteTeam' | 'addTeamMembers' | 'removeTeamMembers' |
+  'showAccessSet' | 'replaceAccessSet'
 const OPERATIONS: Record<Operation, [string, string, string]> = {
   auditTrail: ['/api/v2/organization/audit-trail', 'get', '200'],
   list: ['/api/v2/team-workspaces', 'get', '200'],
@@ -27,7 +28,9 @@ const OPERATIONS: Record<Operation, [string, string, string]> = {
   updateTeam: ['/api/v2/teams/{id}', 'patch', '200'],
   deleteTeam: ['/api/v2/teams/{id}', 'delete', '204'],
   addTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'post', '204'],
-  removeTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'delete', '204']
+  removeTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'delete', '204'],
+  showAccessSet: ['/api/v2/workspaces/{id}/team-access', 'get', '200'],
+  replaceAccessSet: ['/api/v2/workspaces/{id}/team-access', 'put', '200']
 }
 
 const ajv = new Ajv({ strict: false, allErrors: true })
