@@ -168,6 +168,26 @@ t.test(`the access set of a workspace (DESIGN §10.1) on ${ENGINE}`, async (t) =
     t.same(await snapshot(app.db), state, 'nothing changed')
   })
 
+  t.test('what a client can send gets no 500, and leaves the set as it is', async (t) => {
+    const state = await snapshot(app.db)
+    const long = 'x'.repeat(129)
+    const bodies = [undefined, '', 'null', '{', '[]', '{"data":1}', '\u0000', '{"data":[null]}', '{"data":[{"type":"team-workspaces","attributes":{"access":"read"},"relationships":{"team":{"data":{"type":"teams","id":"team-\u0000"}}}}]}',
+      JSON.stringify({ data: [entry(long, { access: 'read' })] }), JSON.stringify({ data: Array.from({ length: 1001 }, () => entry('team-green', { access: 'read' })) })]
+    for (const url of [SET('ws-prod'), SET('ws-\u0000'), SET(long), `${SET('ws-prod')}?dry-run=maybe`]) {
+      for (const method of ['GET', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const) {
+        for (const payload of bodies) {
+          for (const ifMatch of [undefined, '', 'W/"x"', '"a", *', '\u00ff']) {
+            const headers: Record<string, string> = { authorization: `Bearer ${owner}`, 'content-type': 'application/json' }
+            if (ifMatch !== undefined) headers['if-match'] = ifMatch
+            const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
+            if (res.statusCode >= 500) t.fail(`${method} ${url} ${JSON.stringify(payload)} → ${res.statusCode} ${res.body}`)
+          }
+        }
+      }
+    }
+    t.same(await snapshot(app.db), state, 'nothing changed')
+  })
+
   t.test('a team the caller cannot see answers as a team that does not exist', async (t) => {
     // the workspace admin (team-admins, secret) sees team-red's row on ws-prod, not team-blue (secret, no row here)
     const hidden = await set.put('ws-prod', [...seeded(), entry('team-blue', { access: 'read' })], { token: TOKENS.workspaceAdmin })
