@@ -25,3 +25,7 @@ export {
   type NewOrganization, type OrganizationChange, type NewUser, type UserChange, type NewTeam, type TeamChange, type OrganizationAccessInput,
   type Membership, type NewWorkspace, type WorkspaceChange, type TokenSubject, type NewToken
 } from './directory/host-directory.js'
+export {
+  AccessSetError, type AccessSetErrorCode, type AccessSetEntry, type AccessSetProblem, type AccessSetRow,
+  type SetWorkspaceAccessInput, type WorkspaceAccessSet
+} from './team-workspaces/access-set.js'

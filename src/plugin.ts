@@ -31,6 +31,9 @@ import { directory, type Directory } from './directory/host-directory.js'
 import effectiveAccessRoutes from './effective-access/effective-access-routes.js'
 import { EffectiveAccessRepository } from './effective-access/effective-access-repository.js'
 import { explainer, type Explain } from './effective-access/explain.js'
+import accessSetRoutes from './team-workspaces/access-set-routes.js'
+import { AccessSetRepository } from './team-workspaces/access-set-repository.js'
+import { forHost, setWorkspaceAccess, type SetWorkspaceAccessInput, type WorkspaceAccessSet } from './team-workspaces/access-set.js'
 
 export interface TeamAccessOptions {
   /** Where the API is mounted (Fastify's own option); links in documents follow it. */
@@ -109,6 +112,14 @@ export interface TeamAccessDecorator {
    * `DirectoryError`s (`not-found`, `conflict`, `invalid`).
    */
   directory: Directory
+  /**
+   * Makes a workspace's team access equal to a complete set (DESIGN §10.1), as
+   * `PUT /workspaces/:id/team-access` does, for the caller given: one transaction, an audit event
+   * per row added, changed or removed. `dryRun`: change nothing, answer what would change;
+   * `ifMatch`: an ETag from an earlier answer, change only if the set is still that one. Refusals
+   * are `AccessSetError`s (`not-found`, `precondition-failed`, `invalid` with the entries' problems).
+   */
+  setWorkspaceAccess: (input: SetWorkspaceAccessInput) => Promise<WorkspaceAccessSet>
 }
 
 declare module 'fastify' {
@@ -130,7 +141,7 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
   const db = await openDatabase(app, options.database, options.schema)
   if (options.migrate ?? true) await applyMigrations(db)
   // one repository per resource and registration: their statements are built once and replayed
-  const repositories = { teamWorkspaces: new TeamWorkspacesRepository(db), workspaces: new WorkspacesRepository(db), teams: new TeamsRepository(db) }
+  const repositories = { teamWorkspaces: new TeamWorkspacesRepository(db), workspaces: new WorkspacesRepository(db), teams: new TeamsRepository(db), accessSet: new AccessSetRepository(db) }
   const repository = repositories.teamWorkspaces
   // the routes of DESIGN §10.2 and the host ask through the same function
   const explain = explainer(new EffectiveAccessRepository(db))
@@ -140,7 +151,8 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
       return combineAccess(grants, grants.rows)
     },
     explain,
-    directory: directory(db)
+    directory: directory(db),
+    setWorkspaceAccess: async (input) => forHost(await setWorkspaceAccess(repositories.accessSet, input))
   } satisfies TeamAccessDecorator)
   await app.register(auditRetention, { db, retentionDays: options.auditRetentionDays ?? 0, everyMs: options.auditPurgeEveryMs })
   await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repositories, explain })
@@ -150,7 +162,7 @@ const DEFAULT_ADMISSION: AdmissionOptions = { concurrency: 10, queueLength: 200,
 
 interface ApiOptions extends TeamAccessOptions {
   db: Kysely<Database>
-  repositories: { teamWorkspaces: TeamWorkspacesRepository, workspaces: WorkspacesRepository, teams: TeamsRepository }
+  repositories: { teamWorkspaces: TeamWorkspacesRepository, workspaces: WorkspacesRepository, teams: TeamsRepository, accessSet: AccessSetRepository }
   explain: Explain
 }
 
@@ -179,6 +191,7 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     const origin = linkOrigin(options.publicUrl)
     await api.register(teamWorkspaceRoutes, { repository: options.repositories.teamWorkspaces, origin })
     await api.register(workspaceRoutes, { repository: options.repositories.workspaces, origin })
+    await api.register(accessSetRoutes, { repository: options.repositories.accessSet })
     await api.register(teamRoutes, { repository: options.repositories.teams, origin })
     await api.register(teamMemberRoutes, { repository: new TeamMembersRepository(options.db) })
     await api.register(auditRoutes, { repository: new AuditRepository(options.db) })

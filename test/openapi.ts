@@ -14,7 +14,8 @@ const document = JSON.parse(readFileSync(new URL('../schemas/openapi.json', impo
 
 export type Operation = 'list' | 'show' | 'add' | 'update' | 'remove' | 'auditTrail' |
   'showTeam' | 'listTeams' | 'createTeam' | 'updateTeam' | 'deleteTeam' | 'addTeamMembers' | 'removeTeamMembers' |
-  'workspaceEffectiveAccess' | 'teamEffectiveAccess'
+  'workspaceEffectiveAccess' | 'teamEffectiveAccess' |
+  'showAccessSet' | 'replaceAccessSet'
 const OPERATIONS: Record<Operation, [string, string, string]> = {
   auditTrail: ['/api/v2/organization/audit-trail', 'get', '200'],
   list: ['/api/v2/team-workspaces', 'get', '200'],
@@ -30,7 +31,9 @@ const OPERATIONS: Record<Operation, [string, string, string]> = {
   addTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'post', '204'],
   removeTeamMembers: ['/api/v2/teams/{id}/relationships/users', 'delete', '204'],
   workspaceEffectiveAccess: ['/api/v2/workspaces/{id}/effective-access', 'get', '200'],
-  teamEffectiveAccess: ['/api/v2/teams/{id}/effective-access', 'get', '200']
+  teamEffectiveAccess: ['/api/v2/teams/{id}/effective-access', 'get', '200'],
+  showAccessSet: ['/api/v2/workspaces/{id}/team-access', 'get', '200'],
+  replaceAccessSet: ['/api/v2/workspaces/{id}/team-access', 'put', '200']
 }
 
 const ajv = new Ajv({ strict: false, allErrors: true })

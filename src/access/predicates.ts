@@ -94,6 +94,16 @@ export const readsTeam = (teamId: string, visibility: string, organization: stri
   sql<boolean>`(${isMemberOf(organization)} and (${managesTeamsOf(organization)} or ${seesTeam(teamId, visibility)}))`
 
 /**
+ * Whether a workspace admin may name this team in the workspace's access set (DESIGN §10.1): it
+ * reads the team (`readsTeam`), or the team already holds a row on the workspace, which an admin
+ * sees there (DESIGN §3). Any other team — a secret team the caller cannot see — is answered as a
+ * team that does not exist.
+ */
+export const namesTeamOn = (teamId: string, visibility: string, organization: string, workspace: string): RawBuilder<boolean> => sql<boolean>`(
+  ${readsTeam(teamId, visibility, organization)}
+  or exists (select 1 from ${table.team_workspaces} a where a.workspace_id = ${sql.ref(workspace)} and a.team_id = ${sql.ref(teamId)}))`
+
+/**
  * Whether the caller reads one team-access row (DESIGN §3 list, show): it reads the row's workspace
  * (`readsWorkspace`, the rule of `GET /workspaces/:id`), and there it sees the row's team — one
  * visible to the organization or its own — or administers the workspace (every row). A row on a

@@ -36,7 +36,7 @@ const effectiveAccessRoutes: FastifyPluginAsyncTypebox<{ explain: Explain, origi
       security,
       produces,
       response: effectiveAccessResponses.workspace,
-      description: "Every team that holds any effective access on the workspace (owners, organization access, team-access rows), by name: its level, each permission at its strongest, and the grants that produce them. filter[user]=<username>: that user's effective access through its teams instead (no resource when it holds none). Owners and workspace admins; 404 for anyone else, as for a missing workspace. Not in HCP Terraform."
+      description: "Every team that holds any effective access on the workspace (owners, organization access, team-access rows), by name: its level, each permission at its strongest, and the grants that produce them. filter[user]=<username>: that user's effective access through its teams instead (no resource when it holds none). Owners and workspace admins; 404 for anyone else, as for a missing workspace. An extension, beyond HCP Terraform."
     }
   }, async (request) => {
     const { id } = request.params
@@ -64,7 +64,7 @@ const effectiveAccessRoutes: FastifyPluginAsyncTypebox<{ explain: Explain, origi
       security,
       produces,
       response: effectiveAccessResponses.team,
-      description: 'Every workspace of its organization the team holds any effective access on, by workspace name, always paginated (default page 1, size 20): its level, each permission at its strongest, and the grants that produce them. Owners, and those who act through the team (its members, its token); 404 for anyone else, as for a missing team. Not in HCP Terraform.'
+      description: 'Every workspace of its organization the team holds any effective access on, by workspace name, always paginated (default page 1, size 20): its level, each permission at its strongest, and the grants that produce them. Owners, and those who act through the team (its members, its token); 404 for anyone else, as for a missing team. An extension, beyond HCP Terraform.'
     }
   }, async (request) => {
     const { 'page[number]': number, 'page[size]': size, include } = request.query

@@ -28,6 +28,22 @@ export class ApiError extends Error {
       ...(this.source === undefined ? {} : { source: this.source })
     }
   }
+
+  /** The error objects of its document: this one. */
+  toObjects (): ApiErrorObject[] {
+    return [this.toObject()]
+  }
+}
+
+/** Several errors of one status in one document (each entry of a set that breaks a rule); the first is the error itself. */
+export class ApiErrors extends ApiError {
+  constructor (readonly errors: readonly [ApiError, ...ApiError[]]) {
+    super(errors[0].statusCode, errors[0].title, errors[0].detail, errors[0].source)
+  }
+
+  override toObjects (): ApiErrorObject[] {
+    return this.errors.map((error) => error.toObject())
+  }
 }
 
 /**
@@ -69,7 +85,7 @@ export function isDatabaseUnavailable (err: unknown): boolean {
 
 /** Maps any error to its JSON:API document and status. 5xx details are never shown. */
 export function toErrorObjects (error: FastifyError | Error): { status: number, errors: ApiErrorObject[] } {
-  if (error instanceof ApiError) return { status: error.statusCode, errors: [error.toObject()] }
+  if (error instanceof ApiError) return { status: error.statusCode, errors: error.toObjects() }
   const fe = error as FastifyError & { validation?: ErrorObject[], validationContext?: string }
   if (Array.isArray(fe.validation) && fe.validation.length > 0) {
     return { status: 422, errors: [validationError(fe.validation[0]!, fe.validationContext)] }
