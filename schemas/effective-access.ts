@@ -1,7 +1,8 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { Access, PolicyOverrides, Runs, RunTasks, SentinelMocks, StateVersions, StringEnum, Variables, WorkspaceLocking } from './common.js'
+import { Access, StringEnum } from './common.js'
 import { ErrorDocument, PaginationLinks, PaginationMeta } from './jsonapi.js'
 import { Include, PageQuery } from './workspaces.js'
+import { TeamWorkspaceAttributes } from './team-workspaces.js'
 
 // The answers behind team access (DESIGN §10.2): who holds what on a workspace, and why. Not in
 // HCP Terraform: the operations are marked `x-team-access-extension` in the OpenAPI document.
@@ -18,14 +19,8 @@ export const EffectiveAccessGrant = Type.Object({
 }, { description: 'One grant, and the level it gives (under a fixed level, with that level’s implied permissions; a row under custom, with the row’s own).' })
 
 const EffectiveAccessAttributes = Type.Object({
-  access: Access,
-  runs: Runs,
-  variables: Variables,
-  'state-versions': StateVersions,
-  'sentinel-mocks': SentinelMocks,
-  'workspace-locking': WorkspaceLocking,
-  'run-tasks': RunTasks,
-  'policy-overrides': PolicyOverrides,
+  // the level and the seven permissions, as a team-workspace carries them
+  ...TeamWorkspaceAttributes.properties,
   grants: Type.Array(EffectiveAccessGrant, { minItems: 1, description: 'Every grant that produces this access; the level is the highest of theirs, each permission the strongest of theirs.' })
 }, { description: 'The effective access: the highest level any grant gives (a fixed level outranks custom), each permission the strongest any grant gives (the attributes of a team-workspace), and the grants.' })
 
