@@ -25,7 +25,7 @@ import tokenRoutes from './tokens/tokens-routes.js'
 import { TokensRepository } from './tokens/tokens-repository.js'
 import { AuditRepository } from './audit/audit-repository.js'
 import auditRetention from './audit/audit-retention.js'
-import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
+import { combineAccess, type EffectiveAccess, type WorkspaceGrants } from './access/effective-access.js'
 import type { Caller } from './auth/caller.js'
 import { directory, type Directory } from './directory/host-directory.js'
 import effectiveAccessRoutes from './effective-access/effective-access-routes.js'
@@ -97,6 +97,11 @@ export interface TeamAccessDecorator {
    */
   effectiveAccess: (query: { caller: Caller, workspaceId: string }) => Promise<EffectiveAccess>
   /**
+   * `effectiveAccess` for many workspaces in one statement (a page of them, say): every id asked
+   * is a key of the map, with nulls where the caller holds nothing or the workspace does not exist.
+   */
+  effectiveAccessMany: (query: { caller: Caller, workspaceIds: readonly string[] }) => Promise<Map<string, EffectiveAccess>>
+  /**
    * Why (DESIGN §10.2), as the API answers it: `{ caller, workspaceId }` — every team that holds
    * access on the workspace, with its level, strongest permissions and grants; `{ caller,
    * workspaceId, username }` — that user's access through its teams; `{ caller, teamId, page? }` —
@@ -147,8 +152,12 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
   const explain = explainer(new EffectiveAccessRepository(db))
   app.decorate('teamAccess', {
     effectiveAccess: async ({ caller, workspaceId }) => {
-      const grants = await repository.grantsOn(caller, workspaceId)
-      return combineAccess(grants, grants.rows)
+      return combineAccess((await repository.grantsOn(caller, [workspaceId])).get(workspaceId))
+    },
+    effectiveAccessMany: async ({ caller, workspaceIds }) => {
+      const unique = [...new Set(workspaceIds)]
+      const grants = unique.length === 0 ? new Map<string, WorkspaceGrants>() : await repository.grantsOn(caller, unique)
+      return new Map(unique.map((id) => [id, combineAccess(grants.get(id))]))
     },
     explain,
     directory: directory(db),

@@ -73,15 +73,23 @@ function strongest (sources: readonly AccessSource[]): EffectiveAccess {
   }
 }
 
+/** What grants a caller access on one workspace, as one statement loads it: organization-wide admin and read, and its teams' rows there. */
+export interface WorkspaceGrants {
+  admin: boolean
+  read: boolean
+  rows: AccessSource[]
+}
+
 /**
  * Effective access (DESIGN §3) from the grants one query loads: ownership and manage-workspaces
  * count as admin, read-workspaces as read, and each of the caller's team rows as its level with
- * its own permissions.
+ * its own permissions. None (a workspace that does not exist): nulls.
  */
-export function combineAccess (organization: { admin: boolean, read: boolean }, rows: readonly AccessSource[]): EffectiveAccess {
-  const sources: AccessSource[] = [...rows]
-  if (organization.admin) sources.push({ access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
-  if (organization.read) sources.push({ access: 'read', permissions: IMPLICIT_PERMISSIONS.read })
+export function combineAccess (grants: WorkspaceGrants | undefined): EffectiveAccess {
+  if (grants === undefined) return { access: null, permissions: null }
+  const sources: AccessSource[] = [...grants.rows]
+  if (grants.admin) sources.push({ access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
+  if (grants.read) sources.push({ access: 'read', permissions: IMPLICIT_PERMISSIONS.read })
   return strongest(sources)
 }
 

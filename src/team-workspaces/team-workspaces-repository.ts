@@ -9,7 +9,7 @@ import { actsThrough, administersWorkspacesOf, isAdminOf, readsRow, readsWorkspa
 import { linkNames, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
-import type { AccessSource } from '../access/effective-access.js'
+import type { WorkspaceGrants } from '../access/effective-access.js'
 import { recordEvents } from '../audit/audit-record.js'
 import { isGoneWhileWaiting } from '../db/write-races.js'
 import { table } from '../db/tables.js'
@@ -53,20 +53,27 @@ export class TeamWorkspacesRepository {
   constructor (private readonly db: Kysely<Database>) {}
 
   /**
-   * Everything that grants the caller access to a workspace, in one statement: organization-wide
-   * admin and read, and the permissions of each of its teams' rows there.
+   * Everything that grants the caller access to each of the workspaces, in one statement:
+   * organization-wide admin and read, and the permissions of each of its teams' rows there. A
+   * workspace that does not exist is absent from the map. The statement is built once per caller
+   * kind and replayed (the host asks on every request of its own).
    */
-  async grantsOn (caller: Caller, workspaceId: string): Promise<{ admin: boolean, read: boolean, rows: AccessSource[] }> {
-    const result = await withGrants(this.db, caller)
-      .selectFrom('workspaces as w')
-      .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(actsThrough('tw.team_id')))
-      .where('w.id', '=', workspaceId)
-      .select([administersWorkspacesOf('w.organization_id').as('admin'), readsWorkspacesOf('w.organization_id').as('read'), 'tw.access'])
-      .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
-      .execute()
-    const rows = result.filter((r) => r.access !== null)
-      .map((r) => ({ access: r.access!, permissions: permissionsOf(r as PermissionRow) }))
-    return { admin: result[0]?.admin === true, read: result[0]?.read === true, rows }
+  async grantsOn (caller: Caller, workspaceIds: readonly string[]): Promise<Map<string, WorkspaceGrants>> {
+    const query = this.shapes.compile(`grants-on:${caller.kind}`, [...callerValues(caller), workspaceIds], ([who, token, ids]) =>
+      withGrants(this.db, callerOfKind(caller.kind, [who, token]))
+        .selectFrom('workspaces as w')
+        .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(actsThrough('tw.team_id')))
+        .where(sql<boolean>`w.id = any(${ids}::text[])`)
+        .select(['w.id as workspace_id', administersWorkspacesOf('w.organization_id').as('admin'), readsWorkspacesOf('w.organization_id').as('read'), 'tw.access'])
+        .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const)))
+    const result = await this.db.executeQuery<PermissionRow & { workspace_id: string, admin: boolean, read: boolean, access: Access | null }>(query)
+    const grants = new Map<string, WorkspaceGrants>()
+    for (const r of result.rows) {
+      let workspace = grants.get(r.workspace_id)
+      if (workspace === undefined) grants.set(r.workspace_id, workspace = { admin: r.admin, read: r.read, rows: [] })
+      if (r.access !== null) workspace.rows.push({ access: r.access, permissions: permissionsOf(r) })
+    }
+    return grants
   }
 
   /** One row, if the caller may see it. */

@@ -76,6 +76,23 @@ t.test(`effectiveAccess on ${ENGINE}`, async (t) => {
   })
 })
 
+t.test(`effectiveAccessMany on ${ENGINE}: every workspace asked, as effectiveAccess answers it`, async (t) => {
+  const app = await build(t, { seed })
+  const callers: Caller[] = [...users.map(user), user('ghost'), { kind: 'organization', organizationId: 'org-acme' },
+    { kind: 'organization', organizationId: 'org-other' }, { kind: 'team', teamId: 'team-planners' }, { kind: 'team', teamId: 'team-custom' }]
+  const workspaceIds = ['ws-app', 'ws-other', 'ws-elsewhere', 'ws-missing']
+  for (const caller of callers) {
+    const many = await app.teamAccess.effectiveAccessMany({ caller, workspaceIds: [...workspaceIds, 'ws-app'] })
+    t.same([...many.keys()], workspaceIds, `${JSON.stringify(caller)}: each id once, in the order asked`)
+    for (const workspaceId of workspaceIds) {
+      t.same(many.get(workspaceId), await app.teamAccess.effectiveAccess({ caller, workspaceId }), `${JSON.stringify(caller)} on ${workspaceId}`)
+    }
+  }
+  t.same(await app.teamAccess.effectiveAccessMany({ caller: user('owner'), workspaceIds: [] }), new Map(), 'none asked: an empty map')
+  t.same((await app.teamAccess.effectiveAccessMany({ caller: user('mixed'), workspaceIds: ['ws-other', 'ws-app'] })).get('ws-app')?.access, 'plan',
+    'the rows of one workspace do not leak into another\'s')
+})
+
 t.test('strongestPermissions compares each attribute in its own order', async (t) => {
   t.equal(strongestPermissions([]), null)
   t.same(strongestPermissions([

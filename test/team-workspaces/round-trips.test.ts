@@ -80,6 +80,17 @@ t.test(`round trips per operation on ${ENGINE}`, async (t) => {
     t.equal(await count(() => api.remove(id, owner), 204), 1, 'remove')
     t.equal(await events(), before + 3, 'and each recorded its event')
   })
+  t.test('the host\'s check: one statement for one workspace, and one for a page of them', async (t) => {
+    const caller = { kind: 'user' as const, userId: 'user-writer' }
+    queries = 0
+    await app.teamAccess.effectiveAccess({ caller, workspaceId: 'ws-prod' })
+    t.equal(queries, 1, 'effectiveAccess')
+    const workspaceIds = ['ws-prod', 'ws-dev', ...Array.from({ length: 48 }, (_, i) => `ws-missing-${i}`)]
+    queries = 0
+    const many = await app.teamAccess.effectiveAccessMany({ caller, workspaceIds })
+    t.equal(queries, 1, 'effectiveAccessMany of 50 workspaces')
+    t.equal(many.size, 50)
+  })
   t.test('the counter counts', async (t) => {
     t.equal(await count(() => api.show('tws-writers-prod', member), 200), 1, 'the one statement')
   })
