@@ -25,7 +25,7 @@ import tokenRoutes from './tokens/tokens-routes.js'
 import { TokensRepository } from './tokens/tokens-repository.js'
 import { AuditRepository } from './audit/audit-repository.js'
 import auditRetention from './audit/audit-retention.js'
-import { combineAccess, type EffectiveAccess, type WorkspaceGrants } from './access/effective-access.js'
+import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
 import type { Caller } from './auth/caller.js'
 import { directory, type Directory } from './directory/host-directory.js'
 import effectiveAccessRoutes from './effective-access/effective-access-routes.js'
@@ -152,12 +152,12 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
   const explain = explainer(new EffectiveAccessRepository(db))
   app.decorate('teamAccess', {
     effectiveAccess: async ({ caller, workspaceId }) => {
-      return combineAccess((await repository.grantsOn(caller, [workspaceId])).get(workspaceId))
+      return combineAccess((await repository.grantsOn(caller, [workspaceId])).get(workspaceId) ?? [])
     },
     effectiveAccessMany: async ({ caller, workspaceIds }) => {
       const unique = [...new Set(workspaceIds)]
-      const grants = unique.length === 0 ? new Map<string, WorkspaceGrants>() : await repository.grantsOn(caller, unique)
-      return new Map(unique.map((id) => [id, combineAccess(grants.get(id))]))
+      const grants = unique.length === 0 ? new Map() : await repository.grantsOn(caller, unique)
+      return new Map(unique.map((id) => [id, combineAccess(grants.get(id) ?? [])]))
     },
     explain,
     directory: directory(db),

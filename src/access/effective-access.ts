@@ -73,23 +73,21 @@ function strongest (sources: readonly AccessSource[]): EffectiveAccess {
   }
 }
 
-/** What grants a caller access on one workspace, as one statement loads it: organization-wide admin and read, and its teams' rows there. */
-export interface WorkspaceGrants {
-  admin: boolean
-  read: boolean
-  rows: AccessSource[]
-}
-
 /**
- * Effective access (DESIGN §3) from the grants one query loads: ownership and manage-workspaces
- * count as admin, read-workspaces as read, and each of the caller's team rows as its level with
- * its own permissions. None (a workspace that does not exist): nulls.
+ * Effective access (DESIGN §3) from what the caller's teams hold on one workspace (an
+ * organization token is one grant row with ownership and no team row): each organization-wide
+ * flag counts as its level (ORGANIZATION_GRANTS: ownership and manage-workspaces admin,
+ * read-workspaces read), each team row as its level with its own permissions. None (no grant, or
+ * no such workspace): nulls.
  */
-export function combineAccess (grants: WorkspaceGrants | undefined): EffectiveAccess {
-  if (grants === undefined) return { access: null, permissions: null }
-  const sources: AccessSource[] = [...grants.rows]
-  if (grants.admin) sources.push({ access: 'admin', permissions: IMPLICIT_PERMISSIONS.admin })
-  if (grants.read) sources.push({ access: 'read', permissions: IMPLICIT_PERMISSIONS.read })
+export function combineAccess (teams: ReadonlyArray<Pick<TeamGrants, 'flags' | 'row'>>): EffectiveAccess {
+  const sources: AccessSource[] = []
+  for (const team of teams) {
+    for (const grant of ORGANIZATION_GRANTS) {
+      if (team.flags[grant.flag]) sources.push({ access: grant.access, permissions: IMPLICIT_PERMISSIONS[grant.access] })
+    }
+    if (team.row !== null) sources.push(team.row)
+  }
   return strongest(sources)
 }
 

@@ -20,12 +20,8 @@ export const isMemberOf = (organization: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)})`
 
 /** The caller is an owner of the organization, or acts through a team with manage-workspaces: admin on all its workspaces. */
-export const administersWorkspacesOf = (organization: string): RawBuilder<boolean> =>
+const administersWorkspacesOf = (organization: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g', 'admin')})`
-
-/** The caller acts through a team with read-workspaces: read on all the organization's workspaces. */
-export const readsWorkspacesOf = (organization: string): RawBuilder<boolean> =>
-  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g', 'read')})`
 
 /**
  * Whether one grant row (`grant`: the alias of a row of the `grants` CTE, or of `teamGrants` —

@@ -62,7 +62,7 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
     })
     // an idle client's error (server restart, network) must not kill the process
     pgPool.on('error', (err) => options.onPoolError?.(err))
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparing(pgPool, options.onPoolError) }), log: options.log })
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements(pgPool, options.onPoolError) }), log: options.log })
     const max = options.poolSize ?? 10
     const pool = (): PoolUsage => ({ max, total: pgPool.totalCount, idle: pgPool.idleCount, waiting: pgPool.waitingCount })
     return { db: inSchema(db, schema), schema, engine: 'postgres', pool, close: () => db.destroy() }
@@ -94,6 +94,12 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
  * once per connection instead of on every request: the authorization CTEs cost far more to plan
  * than to run. Names are the digest of the SQL text; past MAX_PREPARED shapes (seed files with
  * lists of every length), statements run unnamed as before.
+ *
+ * The plugin's own pool (a `{ url }` location) always works this way. A host that hands the
+ * plugin its own Kysely wraps its `pg` pool with it to get the same for the plugin's statements
+ * (and its own): `new PostgresDialect({ pool: preparedStatements(pool) })`. A prepared statement
+ * outlives DDL on its connection: a `select *` of a table whose columns change fails there until
+ * the connection is replaced, so list the columns in statements that run across such a change.
  */
 const MAX_PREPARED = 500
 const statementNames = new Map<string, string>()
@@ -107,7 +113,7 @@ function statementName (text: string): string | undefined {
   return name
 }
 
-function preparing (pool: pg.Pool, onError?: (err: Error) => void): PostgresPool {
+export function preparedStatements (pool: pg.Pool, onError?: (err: Error) => void): PostgresPool {
   const listening = new WeakSet<pg.PoolClient>()
   return {
     connect: async () => {

@@ -5,11 +5,11 @@ import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
 import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
-import { actsThrough, administersWorkspacesOf, isAdminOf, readsRow, readsWorkspacesOf } from '../access/predicates.js'
+import { grantsOrganizationWide, isAdminOf, readsRow } from '../access/predicates.js'
 import { linkNames, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
-import type { WorkspaceGrants } from '../access/effective-access.js'
+import type { OrganizationGrantFlags, TeamGrants } from '../access/effective-access.js'
 import { recordEvents } from '../audit/audit-record.js'
 import { isGoneWhileWaiting } from '../db/write-races.js'
 import { table } from '../db/tables.js'
@@ -53,25 +53,31 @@ export class TeamWorkspacesRepository {
   constructor (private readonly db: Kysely<Database>) {}
 
   /**
-   * Everything that grants the caller access to each of the workspaces, in one statement:
-   * organization-wide admin and read, and the permissions of each of its teams' rows there. A
-   * workspace that does not exist is absent from the map. The statement is built once per caller
-   * kind and replayed (the host asks on every request of its own).
+   * Everything that grants the caller access on each of the workspaces, in one statement: per
+   * workspace, each of the caller's grant rows in its organization that grants anything there (a
+   * team it acts through, or an organization token's ownership), with its organization-wide flags
+   * and that team's row there. A workspace where nothing is granted, or that does not exist, is
+   * absent from the map. Built once per caller kind and replayed (a host asks on every request).
    */
-  async grantsOn (caller: Caller, workspaceIds: readonly string[]): Promise<Map<string, WorkspaceGrants>> {
+  async grantsOn (caller: Caller, workspaceIds: readonly string[]): Promise<Map<string, Array<Pick<TeamGrants, 'flags' | 'row'>>>> {
     const query = this.shapes.compile(`grants-on:${caller.kind}`, [...callerValues(caller), workspaceIds], ([who, token, ids]) =>
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .selectFrom('workspaces as w')
-        .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(actsThrough('tw.team_id')))
+        // the caller's grant rows (the `grants` CTE, typed by the predicates' SQL alone) in the workspace's organization
+        .innerJoin(sql`grants`.as('g'), (join) => join.on(sql<boolean>`g.organization_id = w.organization_id`))
+        .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(sql<boolean>`tw.team_id = g.team_id`))
         .where(sql<boolean>`w.id = any(${ids}::text[])`)
-        .select(['w.id as workspace_id', administersWorkspacesOf('w.organization_id').as('admin'), readsWorkspacesOf('w.organization_id').as('read'), 'tw.access'])
+        .where(sql<boolean>`(${grantsOrganizationWide('g')} or tw.id is not null)`)
+        .select(['w.id as workspace_id', sql<boolean>`g.is_owner`.as('is_owner'), sql<boolean>`g.manage_workspaces`.as('manage_workspaces'),
+          sql<boolean>`g.read_workspaces`.as('read_workspaces'), 'tw.id as row_id', 'tw.access'])
         .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const)))
-    const result = await this.db.executeQuery<PermissionRow & { workspace_id: string, admin: boolean, read: boolean, access: Access | null }>(query)
-    const grants = new Map<string, WorkspaceGrants>()
+    const result = await this.db.executeQuery<PermissionRow & OrganizationGrantFlags & { workspace_id: string, row_id: string | null, access: Access | null }>(query)
+    const grants = new Map<string, Array<Pick<TeamGrants, 'flags' | 'row'>>>()
     for (const r of result.rows) {
-      let workspace = grants.get(r.workspace_id)
-      if (workspace === undefined) grants.set(r.workspace_id, workspace = { admin: r.admin, read: r.read, rows: [] })
-      if (r.access !== null) workspace.rows.push({ access: r.access, permissions: permissionsOf(r) })
+      const grant = { flags: r, row: r.row_id === null ? null : { id: r.row_id, access: r.access!, permissions: permissionsOf(r) } }
+      const teams = grants.get(r.workspace_id)
+      if (teams === undefined) grants.set(r.workspace_id, [grant])
+      else teams.push(grant)
     }
     return grants
   }

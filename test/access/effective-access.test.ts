@@ -1,5 +1,11 @@
 import t from 'tap'
-import { build, ENGINE } from '../helper.js'
+import Fastify from 'fastify'
+import pg from 'pg'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import teamAccess from '../../src/plugin.js'
+import { preparedStatements } from '../../src/db/connect.js'
+import { applySeedDocument } from '../../src/db/seed.js'
+import { build, ENGINE, freshLocation } from '../helper.js'
 import { IMPLICIT_PERMISSIONS, strongestPermissions } from '../../src/access/permissions.js'
 import type { Caller } from '../../src/auth/caller.js'
 
@@ -100,3 +106,20 @@ t.test('strongestPermissions compares each attribute in its own order', async (t
     { runs: 'read', variables: 'write', 'state-versions': 'none', 'sentinel-mocks': 'read', 'workspace-locking': false, 'run-tasks': false, 'policy-overrides': true }
   ]), { runs: 'plan', variables: 'write', 'state-versions': 'read-outputs', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': false, 'policy-overrides': true })
 })
+
+// PostgreSQL only: PGlite is one connection, with no pool to wrap (CI runs the suite on both)
+if (ENGINE === 'postgres') {
+  t.test('a host\'s own pg pool, wrapped with preparedStatements: the check is prepared once per connection', async (t) => {
+    const location = await freshLocation(t)
+    if (!('url' in location)) throw new Error('unreachable')
+    const pool = new pg.Pool({ connectionString: location.url, max: 1 })
+    const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool: preparedStatements(pool) }) })
+    const app = Fastify()
+    await app.register(teamAccess, { database: db, prefix: '/api/v2' })
+    t.teardown(async () => { await app.close(); await db.destroy() })
+    await applySeedDocument(db, seed)
+    for (let i = 0; i < 3; i++) t.same(await app.teamAccess.effectiveAccess({ caller: user('planner'), workspaceId: 'ws-app' }), { access: 'plan', permissions: IMPLICIT_PERMISSIONS.plan })
+    const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like ${'%grants%w.id = any(%'}`.execute(db)
+    t.equal(prepared.rows.length, 1, 'the check is one named statement on the connection, parsed once')
+  })
+}

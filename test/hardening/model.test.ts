@@ -229,6 +229,35 @@ t.test(`the service agrees with a reference model of DESIGN §3-§4 on ${ENGINE}
         return false
       }
     }
+
+    // the host's check (DESIGN §3's effective access) after the run, for every caller on every
+    // workspace (and one that does not exist), one at a time and all at once
+    const RANK: Record<Level, number> = { custom: 0, read: 1, plan: 2, write: 3, admin: 4 }
+    const modelAccess = (g: Grant[], wsId: string): Level | null => {
+      const org = orgOf(wsId)
+      if (org === undefined) return null
+      const levels: Level[] = g.filter((x) => x.org === org).flatMap((x): Level[] => x.owner || x.manage ? ['admin'] : x.read ? ['read'] : [])
+      const mine = new Set(g.map((x) => x.team))
+      for (const x of rows.values()) if (x.ws === wsId && mine.has(x.team)) levels.push(x.access)
+      return levels.reduce<Level | null>((best, l) => best === null || RANK[l] > RANK[best] ? l : best, null)
+    }
+    const callers = [
+      ...Array.from({ length: ORGS }, (_, org) => ({ name: `org token ${org}`, caller: { kind: 'organization' as const, organizationId: `org-${r}-o${org}` }, grants: [{ org, team: null, owner: true, manage: false, read: false }] })),
+      ...teams.map((x) => ({ name: `team token ${x.id}`, caller: { kind: 'team' as const, teamId: x.id }, grants: [teamGrant(x)] })),
+      ...Array.from({ length: USERS }, (_, u) => ({ name: `user ${u}`, caller: { kind: 'user' as const, userId: `user-${r}-u${u}` }, grants: members.filter(([mu]) => mu === u).map(([, ti]) => teamGrant(teams[ti]!)) }))
+    ]
+    const workspaceIds = [...workspaces.map((w) => w.id), `ws-${r}-missing`]
+    for (const { name, caller, grants } of callers) {
+      const many = await app.teamAccess.effectiveAccessMany({ caller, workspaceIds })
+      for (const wsId of workspaceIds) {
+        const expected = modelAccess(grants, wsId)
+        const one = (await app.teamAccess.effectiveAccess({ caller, workspaceId: wsId })).access
+        if (one !== expected || many.get(wsId)?.access !== expected) {
+          disagreements.push(`${r}: effective access of ${name} on ${wsId}: model ${String(expected)}, effectiveAccess ${String(one)}, effectiveAccessMany ${String(many.get(wsId)?.access)}`)
+          return false
+        }
+      }
+    }
     return true
   }), { numRuns: RUNS, endOnFailure: true }).catch((err: Error) => { disagreements.push(err.message.split('\n').slice(0, 3).join(' ')) })
 
