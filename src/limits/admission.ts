@@ -128,16 +128,18 @@ export class Admission {
 
   /**
    * The ticket's request is over, or will never run: its turn or its place in the queue goes
-   * back (a waiting one's promise is refused with `reason`). Once per ticket; later calls do nothing.
+   * back (a waiting one's promise is refused with `reason`, by default ClientGone — made only then:
+   * an error's stack costs more than the rest of a request's accounting). Once per ticket; later
+   * calls do nothing.
    */
-  end (ticket: Ticket, reason: ApiError = new ClientGone()): void {
+  end (ticket: Ticket, reason?: ApiError): void {
     const was = ticket.stage
     if (was === 'ended') return
     ticket.stage = 'ended'
     count(this.holding, ticket.key, -1)
     if (was === 'waiting') {
       this.dequeue(ticket)
-      ticket.refuse!(reason)
+      ticket.refuse!(reason ?? new ClientGone())
       return
     }
     this.running--
@@ -232,15 +234,16 @@ export default fp<AdmissionOptions>(async (app, options) => {
   app.decorate('admissionState', () => admission.state())
   app.decorateRequest('admission', null)
 
-  app.addHook('preHandler', async (request, reply) => {
+  // a callback hook: a request that gets its turn at once (nothing waits) costs no promise
+  app.addHook('preHandler', (request, reply, done) => {
     // its client is gone already: running it would do work no one will read
-    if (request.admission !== null || clientLeft(request)) throw new ClientGone()
+    if (request.admission !== null || clientLeft(request)) return done(new ClientGone())
     let asked
     try {
       asked = admission.ask(callerKey(request.caller), request.routeOptions.config.onePerCaller === true)
     } catch (error) {
       void reply.header('retry-after', '1')
-      throw error
+      return done(error as ApiError)
     }
     const { ticket, wait } = asked
     request.admission = ticket
@@ -251,15 +254,14 @@ export default fp<AdmissionOptions>(async (app, options) => {
       clientGone(request)
       if (ticket.stage === 'waiting') admission.end(ticket)
     })
-    if (wait === undefined) return
-    try {
-      await wait
-    } catch (error) {
+    if (wait === undefined) return done()
+    wait.then(() => {
+      // admitted: its client may have left at the very moment its turn came
+      done(clientLeft(request) ? new ClientGone() : undefined)
+    }, (error: ApiError) => {
       if (!(error instanceof ClientGone)) void reply.header('retry-after', '1')
-      throw error
-    }
-    // admitted: its client may have left at the very moment its turn came
-    if (clientLeft(request)) throw new ClientGone()
+      done(error)
+    })
   })
   // every answer passes here, whatever ended the handler (a request that never reaches a handler
   // holds no turn); a callback hook, so that it costs no promise per request
