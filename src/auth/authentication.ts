@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
@@ -59,15 +59,19 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
   const gate = new LookupGate(failuresPerSecond)
   const tooMany = () => new ApiError(429, 'too many requests', `More than ${failuresPerSecond} requests per second without a valid token; retry in 1 s.`)
 
+  /** The caller of a token seen lately, without a lookup or a promise (most requests); undefined: ask `callerOf`. */
+  const rememberedCaller = (request: FastifyRequest): Caller | undefined => {
+    if (authenticate !== undefined) return undefined
+    const secret = bearerSecret(request.headers.authorization)
+    if (secret === null) return undefined
+    const remembered = identities.get(tokenDigest(secret))
+    if (remembered !== undefined) request.callerRemembered = true
+    return remembered
+  }
   const fromToken = async (request: FastifyRequest): Promise<Caller | null> => {
     const secret = bearerSecret(request.headers.authorization)
     if (secret === null) return null
     const digest = tokenDigest(secret)
-    const remembered = identities.get(digest)
-    if (remembered !== undefined) {
-      request.callerRemembered = true
-      return remembered
-    }
     const asked = await gate.ask(request.ip, digest)
     if (!asked.lookup) {
       if (asked.answer === 429) throw tooMany()
@@ -113,12 +117,23 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
     return same
   }
 
-  app.addHook('onRequest', async (request, reply) => {
-    const caller = await callerOf(request)
-    if (caller === null) throw unauthorized()
+  const accept = (request: FastifyRequest, reply: FastifyReply, caller: Caller): void => {
     request.caller = caller
     // an answer for one caller is never for a cache to hand to another
     void reply.header('cache-control', 'no-store')
+  }
+  // a callback hook: a token seen lately costs no promise; any other is looked up
+  app.addHook('onRequest', (request, reply, done) => {
+    const remembered = rememberedCaller(request)
+    if (remembered !== undefined) {
+      accept(request, reply, remembered)
+      return done()
+    }
+    callerOf(request).then((caller) => {
+      if (caller === null) return done(unauthorized())
+      accept(request, reply, caller)
+      done()
+    }, done)
   })
 
   // A refusal to a remembered caller is 401 when its token no longer names it (one lookup, on
