@@ -1,13 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs'
 
 /**
- * CPU time, from /proc: a process's (all its threads), and the PostgreSQL server's (every process
- * named `postgres`, whoever runs it: /proc/<pid>/stat is readable by any user). Milliseconds.
+ * CPU time, from /proc: a process's (all its threads), and the PostgreSQL server's (processes named
+ * `postgres`, whoever runs them: /proc/<pid>/stat and cmdline are readable by any user). Milliseconds.
  *
- * A backend that exits during a measured run takes its time with it; the postmaster, its parent,
- * then counts it in its cutime/cstime: so every postgres process counts utime + stime + cutime +
- * cstime (a backend has no children of its own). The server is the machine's: other work on it
- * during a run counts too — a figure to compare within a run, with a floor measured the same way.
+ * The server is shared with other work on this machine: once `countDatabase` names the bench's
+ * database, only its backends (and autovacuum workers) count, with the server's own processes
+ * (postmaster, checkpointer, background writer, WAL writer: the writes' flushing is part of their
+ * cost); backends of other databases do not. A backend that exits during a run takes its time with
+ * it (its parent's cutime would carry every database's): the pools measured keep theirs open.
+ * Without a database named, every postgres process counts, with the postmaster's reaped children.
  */
 
 /** Clock ticks per second of /proc's times (sysconf(_SC_CLK_TCK): 100 on Linux everywhere that matters). */
@@ -34,14 +36,43 @@ export function processCpuMs (pid: number): number {
   return fields === undefined ? 0 : (Number(fields[UTIME]) + Number(fields[UTIME + 1])) * TICK_MS
 }
 
-/** The PostgreSQL server's CPU, ms: every `postgres` process's own and its reaped children's. */
+let database: string | undefined
+
+/** From now on the PostgreSQL figure counts this database's backends, not other databases'. */
+export function countDatabase (name: string | undefined): void {
+  database = name
+}
+
+/** The database a backend serves, from its title (`postgres: [cluster: ]user database host(port) state`); undefined for the server's own processes. */
+function backendDatabase (pid: string): string | undefined {
+  let title: string
+  try {
+    title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim()
+  } catch {
+    return undefined
+  }
+  if (!title.startsWith('postgres: ')) return undefined // the postmaster (its command line)
+  const rest = title.slice('postgres: '.length).replace(/^\d+\/\S+: /, '')
+  const worker = /^autovacuum worker (\S+)/.exec(rest)
+  if (worker !== null) return worker[1]
+  const backend = /^\S+ (\S+) (?:\S+\(\d+\)|\[local\])/.exec(rest)
+  return backend?.[1]
+}
+
+/** The PostgreSQL server's CPU, ms (see above for which processes count). */
 export function postgresCpuMs (): number {
   let ticks = 0
   for (const entry of readdirSync('/proc')) {
     if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
     const fields = statFields(entry)
     if (fields?.[0] !== 'postgres') continue
-    ticks += Number(fields[UTIME]) + Number(fields[UTIME + 1]) + Number(fields[UTIME + 2]) + Number(fields[UTIME + 3])
+    const own = Number(fields[UTIME]) + Number(fields[UTIME + 1])
+    if (database === undefined) {
+      ticks += own + Number(fields[UTIME + 2]) + Number(fields[UTIME + 3])
+      continue
+    }
+    const served = backendDatabase(entry)
+    if (served === undefined || served === database) ticks += own
   }
   return ticks * TICK_MS
 }

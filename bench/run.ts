@@ -44,7 +44,7 @@ import { migrate } from '../src/db/migrate.js'
 import { applySeed, type SeedDocument } from '../src/db/seed.js'
 import { projectFile } from '../src/project-file.js'
 import { dataset, hostCheckDataset, largeWorkspaceSql, LARGE, ORG_TOKEN, TEAMS, userToken } from './dataset.js'
-import { cpuMark, perRequest, type CpuMark } from './cpu.js'
+import { countDatabase, cpuMark, perRequest, type CpuMark } from './cpu.js'
 import { accessSetSection } from './access-set-measure.js'
 import { measureHostCheck, MANY, type HostCheckRow } from './host-check.js'
 import { measureRevokedFirstRequest, type RevokedSamples } from './revoked-token.js'
@@ -574,11 +574,11 @@ function cpuSection (rows: Row[], floorRows: Floors): string {
   return `## CPU per request on PostgreSQL (issue 23)
 
 The measured run of each row above: the CPU time the server's process used (Node: /proc/<pid>/stat
-utime + stime, every thread) and the PostgreSQL server's (every \`postgres\` process's utime + stime,
-and the postmaster's reaped children's), after the run less before it, over the run's requests (a
-cycle's two requests count as two). req/s on this shared machine move by 2× from run to run; CPU
-per request is the steadier figure. The PostgreSQL figure is the server's, whoever used it: other
-work on the machine during a run lands in it. **ratio** is the floor's CPU (Node + PostgreSQL) ÷
+utime + stime, every thread) and PostgreSQL's (utime + stime of the backends serving the bench's
+database, with the server's own processes: postmaster, checkpointer, background writer, WAL writer;
+backends of other databases, other work on this shared server, are left out), after the run less
+before it, over the run's requests (a cycle's two requests count as two). req/s on this shared
+machine move by 2× from run to run; CPU per request is the steadier figure. **ratio** is the floor's CPU (Node + PostgreSQL) ÷
 the service's: 1 is as cheap as the floor.
 
 | request | service Node ms | service PG ms | floor Node ms | floor PG ms | ratio (floor ÷ service) |
@@ -731,6 +731,8 @@ async function main (): Promise<void> {
   await admin.query(`create database ${database}`)
   const url = new URL(ADMIN_URL)
   url.pathname = `/${database}`
+  // PostgreSQL's CPU per request: this database's backends and the server's own processes, not other work's
+  countDatabase(database)
   const sections: string[] = []
   /** Issue 23's targets, issue 13's, issue 5's. */
   const checks: Check[] = []
