@@ -1,159 +1,33 @@
 /**
- * `npm run bench:access-set`: what a workspace's access set costs beside the plain list (issue 22).
+ * `npm run bench:access-set`: what a workspace's access set costs beside the plain list (issue 22),
+ * measured by bench/access-set-measure.ts (the very code of the section `npm run bench` writes).
+ * Prints the section and writes it into BENCHMARKS.md as "The access set and effective access
+ * (issue 22)" (replaced where it is, otherwise inserted after the file's header).
  *
- * One organization (its owner's token) with one workspace and 50 teams, each with a team-access
- * row (the levels read, plan, write, custom in turn). Over one keep-alive connection, one request
- * at a time, a warm-up and then ACCESS_SET_REQUESTS rounds (default 200) of, in turn:
- *
- * - the list: `GET /team-workspaces?filter[workspace][id]=…&page[size]=100` (the baseline);
- * - the set: `PUT /workspaces/:id/team-access` of all 50 entries (the set as GET answered it)
- *   where one team's access alternates read ↔ write, so that every PUT changes exactly one row
- *   (checked on every answer's meta.changes);
- * - effective access: `GET /workspaces/:id/effective-access`, where the service has the route
- *   (probed once: a 404 skips it).
- *
- * The three alternate within each round (the first of them rotating), so that the machine's
- * drift hits them alike; p50 and p90 in milliseconds, each to the end of its answer's body. On
- * embedded PGlite (in memory) and, when BENCH_DATABASE_URL or DATABASE_URL (an admin URL) is set,
- * on a new database of that PostgreSQL server, dropped at the end. Prints one line per engine and
- * a table, and writes the table into BENCHMARKS.md as the section "The access set and effective
- * access (issue 22)" (replaced where it is, otherwise inserted after the file's header).
- *
- * Settings: BENCH_DATABASE_URL / DATABASE_URL, ACCESS_SET_SERVER (another checkout's
- * dist/src/server.js, to measure it instead), ACCESS_SET_REQUESTS (default 200),
- * ACCESS_SET_WARMUP (rounds, default 20), BENCH_PORT (default 3140).
+ * Settings: BENCH_DATABASE_URL / DATABASE_URL (an admin URL: PostgreSQL too), ACCESS_SET_SERVER
+ * (another checkout's dist/src/server.js, to measure it instead), ACCESS_SET_REQUESTS (default
+ * 200), ACCESS_SET_WARMUP (rounds, default 20), BENCH_PORT (default 3140).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { projectFile } from '../src/project-file.js'
-import { assertPortFree, start, stop, waitFor } from './processes.js'
+import { accessSetSection } from './access-set-measure.js'
+
+export const ACCESS_SET_HEADING = '## The access set and effective access (issue 22)'
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || undefined
 const SERVER = process.env.ACCESS_SET_SERVER ?? 'dist/src/server.js'
 const REQUESTS = Number(process.env.ACCESS_SET_REQUESTS ?? 200)
 const WARMUP = Number(process.env.ACCESS_SET_WARMUP ?? 20)
 const PORT = Number(process.env.BENCH_PORT ?? 3140)
-const TEAMS = 50
-const TOKEN = 'bench-access-set-owner-token'
-const WORKSPACE = 'ws-access-set'
-/** The team whose access alternates read ↔ write: seeded read. */
-const FLIPPED = 'team-set-0'
-const SECTION = '## The access set and effective access (issue 22)'
-
-const LEVELS = ['read', 'plan', 'write', 'custom'] as const
-
-function world () {
-  return {
-    organizations: [{
-      id: 'org-access-set',
-      name: 'access-set',
-      tokens: [TOKEN],
-      teams: Array.from({ length: TEAMS }, (_, i) => ({ id: `team-set-${i}`, name: `set${i}` })),
-      workspaces: [{ id: WORKSPACE, name: 'access-set' }],
-      'team-access': Array.from({ length: TEAMS }, (_, i) => {
-        const access = LEVELS[i % LEVELS.length]!
-        return { team: `set${i}`, workspace: 'access-set', access, ...(access === 'custom' ? { runs: 'plan', variables: 'read' } : {}) }
-      })
-    }]
-  }
-}
-
-const api = `http://127.0.0.1:${PORT}/api/v2`
-const auth = { authorization: `Bearer ${TOKEN}` }
-const listUrl = `${api}/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=${WORKSPACE}&page%5Bsize%5D=100`
-const setUrl = `${api}/workspaces/${WORKSPACE}/team-access`
-const effectiveUrl = `${api}/workspaces/${WORKSPACE}/effective-access`
-
-interface Answer { ms: number, status: number, body: any }
-
-/** One request, timed to the end of its body; the body parsed after the clock stops. */
-async function timed (url: string, init: RequestInit = {}): Promise<Answer> {
-  const began = performance.now()
-  const res = await fetch(url, { ...init, headers: { ...auth, ...init.headers } })
-  const bytes = await res.arrayBuffer()
-  const ms = performance.now() - began
-  const text = new TextDecoder().decode(bytes)
-  return { ms, status: res.status, body: text === '' ? undefined : JSON.parse(text) }
-}
-
-function expect (answer: Answer, status: number, what: string): Answer {
-  if (answer.status !== status) throw new Error(`${what}: ${answer.status}, not ${status}: ${JSON.stringify(answer.body)}`)
-  return answer
-}
-
-const quantile = (values: number[], q: number): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
-}
-
-interface Measured { name: string, p50: number, p90: number, n: number }
-
-async function measure (engine: string, env: Record<string, string>): Promise<{ line: string, rows: string[] }> {
-  const service = start(SERVER, { ...env, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT: '0', CALLER_CONCURRENCY: '0' })
-  try {
-    await waitFor(`http://127.0.0.1:${PORT}/readyz`, 600_000)
-    const list = expect(await timed(listUrl), 200, 'the list')
-    if (list.body.data.length !== TEAMS) throw new Error(`the list answers ${list.body.data.length} rows, not ${TEAMS}`)
-
-    // the desired set: what GET answers, sent back as it is, but for the one team that changes
-    const current = expect(await timed(setUrl), 200, 'GET the set').body.data as any[]
-    if (current.length !== TEAMS) throw new Error(`the set has ${current.length} rows, not ${TEAMS}`)
-    const unchanged = current.map((row) => ({ type: row.type, attributes: row.attributes, relationships: { team: row.relationships.team } }))
-    const flipped = unchanged.findIndex((entry) => entry.relationships.team.data.id === FLIPPED)
-    if (flipped < 0 || unchanged[flipped]!.attributes.access !== 'read') throw new Error(`${FLIPPED} does not hold read`)
-    let puts = 0
-    const put = async (): Promise<Answer> => {
-      const access = puts++ % 2 === 0 ? 'write' : 'read'
-      const data = unchanged.map((entry, i) => i === flipped ? { type: entry.type, attributes: { access }, relationships: entry.relationships } : entry)
-      const answer = expect(await timed(setUrl, { method: 'PUT', headers: { 'content-type': 'application/vnd.api+json' }, body: JSON.stringify({ data }) }), 200, 'PUT the set')
-      const { added, updated, removed } = answer.body.meta.changes
-      if (added.length !== 0 || removed.length !== 0 || updated.length !== 1 || updated[0] !== FLIPPED) throw new Error(`a PUT changed more or less than ${FLIPPED}: ${JSON.stringify(answer.body.meta.changes)}`)
-      return answer
-    }
-
-    const probe = await timed(effectiveUrl)
-    let effectiveTeams: number | undefined
-    if (probe.status === 404) console.log(`${engine}: effective-access: not in this build`)
-    else effectiveTeams = Array.isArray(expect(probe, 200, 'GET effective-access').body?.data) ? probe.body.data.length : TEAMS
-
-    const kinds: Array<{ name: string, run: () => Promise<Answer>, samples: number[] }> = [
-      { name: `list (page[size]=100, ${TEAMS} rows)`, run: async () => expect(await timed(listUrl), 200, 'the list'), samples: [] },
-      { name: `PUT the ${TEAMS}-entry set, one row changed`, run: put, samples: [] },
-      ...(effectiveTeams === undefined ? [] : [{ name: `effective-access, ${effectiveTeams} teams`, run: async () => expect(await timed(effectiveUrl), 200, 'effective-access'), samples: [] as number[] }])
-    ]
-    for (let round = 0; round < WARMUP + REQUESTS; round++) {
-      for (let k = 0; k < kinds.length; k++) {
-        const kind = kinds[(round + k) % kinds.length]!
-        const { ms } = await kind.run()
-        if (round >= WARMUP) kind.samples.push(ms)
-      }
-    }
-    const measured: Measured[] = kinds.map((kind) => ({ name: kind.name, p50: quantile(kind.samples, 0.5), p90: quantile(kind.samples, 0.9), n: kind.samples.length }))
-    const [base, set, effective] = measured as [Measured, Measured, Measured | undefined]
-    const ratio = (m: Measured) => `${(m.p50 / base.p50).toFixed(1)} ×`
-    const line = `${engine}: list p50 ${fmt(base.p50)} ms; PUT ${TEAMS}-set, one change p50 ${fmt(set.p50)} ms (${ratio(set)}); ` +
-      (effective === undefined ? 'effective-access not in this build' : `effective-access ${effectiveTeams} teams p50 ${fmt(effective.p50)} ms (${ratio(effective)})`)
-    console.log(line)
-    const rows = measured.map((m) => `| ${engine} | ${m.name} | ${m.n} | ${fmt(m.p50)} | ${fmt(m.p90)} | ${m === base ? '1.0 ×' : ratio(m)} |`)
-    if (effective === undefined) rows.push(`| ${engine} | effective-access | | | | not in this build (404) |`)
-    return { line, rows }
-  } finally {
-    await stop(service)
-  }
-}
-
-const fmt = (n: number) => n.toFixed(n < 10 ? 2 : 1)
 
 /** The section in BENCHMARKS.md: replaced where it is, otherwise inserted after the header (before the first section). */
 function writeSection (section: string): void {
   const file = projectFile('BENCHMARKS.md')
   const text = readFileSync(file, 'utf8')
-  const at = text.indexOf(`${SECTION}\n`)
+  const at = text.indexOf(`${ACCESS_SET_HEADING}\n`)
   let next: string
   if (at >= 0) {
-    const end = text.indexOf('\n## ', at + SECTION.length)
+    const end = text.indexOf('\n## ', at + ACCESS_SET_HEADING.length)
     next = text.slice(0, at) + section + (end < 0 ? '' : text.slice(end))
   } else {
     const first = text.indexOf('\n## ')
@@ -162,66 +36,20 @@ function writeSection (section: string): void {
   writeFileSync(file, next)
 }
 
-async function main (): Promise<void> {
-  const began = Date.now()
-  await assertPortFree(PORT)
-  const work = mkdtempSync(join(tmpdir(), 'team-access-access-set-'))
-  const seedFile = join(work, 'seed.json')
-  writeFileSync(seedFile, JSON.stringify(world()))
-  const lines: string[] = []
-  const rows: string[] = []
-  let pgVersion: string | undefined
-  try {
-    const lite = await measure('pglite', { DATA_DIR: 'memory://', SEED_FILE: seedFile, DATABASE_URL: '' })
-    lines.push(lite.line)
-    rows.push(...lite.rows)
-    if (ADMIN_URL === undefined) {
-      console.log('postgres: skipped (set BENCH_DATABASE_URL or DATABASE_URL to an admin URL to measure it too)')
-    } else {
-      const database = `team_access_access_set_${process.pid}`
-      const admin = new pg.Client({ connectionString: ADMIN_URL })
-      await admin.connect()
-      try {
-        pgVersion = (await admin.query('show server_version')).rows[0].server_version as string
-        await admin.query(`create database ${database}`)
-        const url = new URL(ADMIN_URL)
-        url.pathname = `/${database}`
-        const postgres = await measure('postgres', { DATABASE_URL: url.toString(), SEED_FILE: seedFile })
-        lines.push(postgres.line)
-        rows.push(...postgres.rows)
-      } finally {
-        await admin.query(`drop database if exists ${database} with (force)`)
-        await admin.end()
-      }
-    }
-  } finally {
-    rmSync(work, { recursive: true, force: true })
-  }
-
-  const settings = [
-    ...(pgVersion === undefined ? [] : ['BENCH_DATABASE_URL=…']),
-    ...(REQUESTS === 200 ? [] : [`ACCESS_SET_REQUESTS=${REQUESTS}`]),
-    ...(WARMUP === 20 ? [] : [`ACCESS_SET_WARMUP=${WARMUP}`]),
-    ...(SERVER === 'dist/src/server.js' ? [] : [`ACCESS_SET_SERVER=${SERVER}`])
-  ]
-  const section = `${SECTION}
-
-\`${[...settings, 'npm run bench:access-set'].join(' ')}\` (bench/access-set.ts) on ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ` +
-    `PGlite in memory${pgVersion === undefined ? ' (no PostgreSQL: no BENCH_DATABASE_URL or DATABASE_URL)' : ` and PostgreSQL ${pgVersion}`}; ${((Date.now() - began) / 1000).toFixed(0)} s in all.
-One organization's owner, one workspace with ${TEAMS} teams' rows (read, plan, write, custom in turn), one keep-alive
-connection, one request at a time: ${WARMUP} rounds of warm-up, then ${REQUESTS} rounds of the list, the PUT and (where the
-service has it) effective access, alternating. The PUT sends the whole set as GET answered it but for one team,
-whose access goes read ↔ write: every PUT changes one row (and records its audit event). Milliseconds, to the
-end of each answer's body; "÷ list" is the p50 over the list's p50 on the same engine.
-
-${lines.map((line) => `- ${line}`).join('\n')}
-
-| engine | request | requests | p50 ms | p90 ms | ÷ list (p50) |
-|---|---|---:|---:|---:|---:|
-${rows.join('\n')}
-`
-  writeSection(section)
-  console.log(`\n${section}`)
-}
-
-await main()
+const settings = [
+  ...(ADMIN_URL === undefined ? [] : ['BENCH_DATABASE_URL=…']),
+  ...(REQUESTS === 200 ? [] : [`ACCESS_SET_REQUESTS=${REQUESTS}`]),
+  ...(WARMUP === 20 ? [] : [`ACCESS_SET_WARMUP=${WARMUP}`]),
+  ...(SERVER === 'dist/src/server.js' ? [] : [`ACCESS_SET_SERVER=${SERVER}`])
+]
+const section = await accessSetSection({
+  adminUrl: ADMIN_URL,
+  server: SERVER,
+  requests: REQUESTS,
+  warmup: WARMUP,
+  port: PORT,
+  heading: ACCESS_SET_HEADING,
+  command: `\`${[...settings, 'npm run bench:access-set'].join(' ')}\` (bench/access-set.ts)`
+})
+writeSection(section)
+console.log(`\n${section}`)
