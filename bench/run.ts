@@ -39,7 +39,7 @@ import { cpus, totalmem, tmpdir, platform, release } from 'node:os'
 import { join } from 'node:path'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import { connect } from '../src/db/connect.js'
+import { connect, preparedStatements } from '../src/db/connect.js'
 import { migrate } from '../src/db/migrate.js'
 import { applySeed, type SeedDocument } from '../src/db/seed.js'
 import { projectFile } from '../src/project-file.js'
@@ -598,7 +598,7 @@ function hostCheckSection (engines: Array<{ engine: string, rows: HostCheckRow[]
   for (const { engine, rows } of engines) {
     const [select, single, many] = rows as [HostCheckRow, HostCheckRow, HostCheckRow]
     const rate = (row: HostCheckRow) => median(row.callsPerSecond)
-    const cpu = (row: HostCheckRow) => `${fixed(median(row.nodeMs), 3)} | ${engine === 'postgres' ? fixed(median(row.pgMs), 3) : 'in process'}`
+    const cpu = (row: HostCheckRow) => `${fixed(median(row.nodeMs), 3)} | ${engine.startsWith('postgres') ? fixed(median(row.pgMs), 3) : 'in process'}`
     const each = (row: HostCheckRow) => row.callsPerSecond.map((n) => n.toFixed(0)).join(', ')
     lines.push(`| ${engine} | ${select.name} | ${rate(select).toFixed(0)} (${each(select)}) | | ${cpu(select)} | 1.00 |`)
     lines.push(`| ${engine} | ${single.name} | ${rate(single).toFixed(0)} (${each(single)}) | | ${cpu(single)} | ${(rate(single) / rate(select)).toFixed(2)} ÷ the SELECT |`)
@@ -609,7 +609,8 @@ function hostCheckSection (engines: Array<{ engine: string, rows: HostCheckRow[]
 
 The plugin (the package's default export, dist/src/index.js) registered into a bare Fastify app on
 a Kysely the bench made — on PostgreSQL \`new Kysely({ dialect: new PostgresDialect({ pool }) })\` over
-a pg Pool of ${HOST_CONCURRENCY} on the bench's database; on PGlite the engine in memory, seeded with the part of
+a pg Pool of ${HOST_CONCURRENCY} on the bench's database, once as it is and once wrapped with the package's
+\`preparedStatements(pool)\` (every statement through it, the reference SELECT's too, parsed and planned once per connection); on PGlite the engine in memory, seeded with the part of
 the dataset the calls read (the first ${MANY} small workspaces, their 2,500 rows, their teams and all users; the
 whole takes about two minutes to seed there) — with ${HOST_CONCURRENCY} calls in flight for ${HOST_SECONDS} s each (BENCH_HOST_SECONDS), the three kinds alternating,
 ${HOST_ROUNDS} rounds (BENCH_HOST_ROUNDS): the median calls/s, each round in brackets. The caller is user 7 (a member of 3
@@ -773,14 +774,18 @@ async function main (): Promise<void> {
         phaseDone(doing('postgres') ? 'PostgreSQL table' : 'PostgreSQL: the revoked token')
       }
       if (doing('host-check')) {
-        console.log('postgres: the host\'s check path, in process')
-        const pool = new pg.Pool({ connectionString: url.toString(), max: HOST_CONCURRENCY })
-        const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) })
-        try {
-          const inSchema = db.withSchema('team_access')
-          hostRows.push({ engine: 'postgres', rows: await measureHostCheck({ engine: 'postgres', db, ...hostTarget(async () => await inSchema.selectFrom('team_workspaces').select(['id', 'access', 'runs']).where('id', '=', HOST_ROW).executeTakeFirstOrThrow()) }, hostOptions()) })
-        } finally {
-          await db.destroy()
+        // the host's pool as it is, and wrapped with preparedStatements (as the README advises)
+        for (const prepared of [false, true]) {
+          const engine = prepared ? 'postgres, preparedStatements(pool)' : 'postgres'
+          console.log(`${engine}: the host's check path, in process`)
+          const pool = new pg.Pool({ connectionString: url.toString(), max: HOST_CONCURRENCY })
+          const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: prepared ? preparedStatements(pool) : pool }) })
+          try {
+            const inSchema = db.withSchema('team_access')
+            hostRows.push({ engine, rows: await measureHostCheck({ engine: 'postgres', db, ...hostTarget(async () => await inSchema.selectFrom('team_workspaces').select(['id', 'access', 'runs']).where('id', '=', HOST_ROW).executeTakeFirstOrThrow()) }, hostOptions()) })
+          } finally {
+            await db.destroy()
+          }
         }
         phaseDone('host check on PostgreSQL')
       }

@@ -1,10 +1,10 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type QueryCreator } from 'kysely'
 import type { Access } from '../../schemas/common.js'
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
-import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
+import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
 import { grantsOrganizationWide, isAdminOf, readsRow } from '../access/predicates.js'
 import { linkNames, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
@@ -61,7 +61,10 @@ export class TeamWorkspacesRepository {
    */
   async grantsOn (caller: Caller, workspaceIds: readonly string[]): Promise<Map<string, Array<Pick<TeamGrants, 'flags' | 'row'>>>> {
     const query = this.shapes.compile(`grants-on:${caller.kind}`, [...callerValues(caller), workspaceIds], ([who, token, ids]) =>
-      withGrants(this.db, callerOfKind(caller.kind, [who, token]))
+      // the caller's grant rows first (materialized: a handful, found by the caller's key), then
+      // the workspaces: left to itself, the planner may start from a workspace and visit every
+      // team of its organization (PGlite keeps no statistics to tell it otherwise)
+      (this.db.with((cte) => cte('grants').materialized(), (qc) => callerGrants(qc, callerOfKind(caller.kind, [who, token]))) as unknown as QueryCreator<Database>)
         .selectFrom('workspaces as w')
         // the caller's grant rows (the `grants` CTE, typed by the predicates' SQL alone) in the workspace's organization
         .innerJoin(sql`grants`.as('g'), (join) => join.on(sql<boolean>`g.organization_id = w.organization_id`))
