@@ -18,6 +18,7 @@ import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
 import { registerDocsUi, registerOpenApi } from './docs.js'
 import teamAccess from './plugin.js'
+import { buildSerializerOncePerSchema } from './validation.js'
 
 export const API_PREFIX = '/api/v2'
 export const DEMO_SEED = projectFile('seeds/demo.json')
@@ -91,7 +92,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
       const given = request.headers['x-request-id']
       return typeof given === 'string' && /^[\w.:-]{1,64}$/.test(given) ? given : randomUUID()
     },
-    frameworkErrors: (error, request, reply) => errorHandler(error, request, reply)
+    frameworkErrors: (error, request, reply) => errorHandler(error, request, reply),
+    // a response schema shared by many routes (the error document is on every one) is compiled once
+    schemaController: { compilersFactory: { buildSerializer: buildSerializerOncePerSchema() } }
   })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
