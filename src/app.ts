@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
 import { defaultConnections, type Config } from './config.js'
-import { connect, ping } from './db/connect.js'
+import { connect, ping, type Connection } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate, MigrationsPending, upToDate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
@@ -38,6 +38,11 @@ export interface BuildOptions {
   prettyLogs?: boolean
   /** How a closing server drains its listener (DESIGN §5, Shutdown). */
   drain?: DrainOptions
+  /**
+   * The database of `config.database`, already being opened (src/server.ts starts opening the
+   * embedded one while the rest of the service loads); buildApp connects itself when absent.
+   */
+  connection?: Promise<Connection>
 }
 
 /** Query parameters whose values never reach a log line, should a client put a secret there. */
@@ -103,7 +108,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   // thrown: with no listener it would end the process
   app.server.on('error', (err) => { app.log.warn({ err: loggable(err) }, 'listening socket error') })
 
-  const connection = await connect(config.database, { ...config.databaseTimeouts, ...(config.schema === undefined ? {} : { schema: config.schema }), onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
+  const connection = await (options.connection ?? connect(config.database, { ...config.databaseTimeouts, ...(config.schema === undefined ? {} : { schema: config.schema }), onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') }))
   app.addHook('onClose', async () => await connection.close())
   app.decorate('db', connection.db)
   // metrics first: routes registered before them are not timed; shed requests are counted
