@@ -17,14 +17,19 @@ const outdir = join(root, 'dist/src')
 const chunks = join(outdir, 'chunks')
 
 // Packages that must stay where npm installs them: they read files beside their own modules
-// (PGlite its WebAssembly and data files, swagger-ui its static assets), or are optional native
-// add-ons that are not installed.
+// (PGlite its WebAssembly and data files, swagger-ui its static assets), are optional native
+// add-ons that are not installed, or are CommonJS packages that our code imports dynamically by
+// named export (`const { Redis } = await import('ioredis')`): bundled, such a chunk only has a
+// default export, where Node finds the named ones in the package itself. Both load only when used
+// (REDIS_URL; logs at a terminal).
 const external = [
   '@electric-sql/pglite',
   '@electric-sql/pglite/*',
   '@fastify/swagger-ui',
   '@fastify/static',
-  'pg-native'
+  'pg-native',
+  'ioredis',
+  'pino-pretty'
 ]
 
 rmSync(chunks, { recursive: true, force: true })
