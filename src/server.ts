@@ -17,6 +17,9 @@ async function main (): Promise<void> {
     ? connect(config.database, config.schema === undefined ? {} : { schema: config.schema })
     : undefined
   connection?.catch(() => {}) // handled where buildApp awaits it
+  // the engine's modules load before the app's (both are dynamic imports: the app's would otherwise
+  // go first), so that the open has begun while the app's load
+  if (connection !== undefined) await Promise.all([import('./db/pglite.js'), import('./db/data-dir-lock.js'), import('kysely-pglite-dialect')])
   const { buildApp } = await import('./app.js')
   const app = await buildApp(config, connection === undefined ? {} : { connection })
   // the drain, the requests in flight and the database's close fit well inside this; past it the
