@@ -110,8 +110,9 @@ if (baseline !== undefined) {
     ['', 'baseline', 'now', 'goal'],
     ['first start (ms)', ms(base.first, 'readyMs'), ms(now.first, 'readyMs'), `<= ${GOALS.firstMs}`],
     ['restart (ms)', ms(base.restart, 'readyMs'), ms(now.restart, 'readyMs'), `<= ${GOALS.restartMs}`],
-    ['peak RSS (MB)', Math.max(ms(base.first, 'peakMb'), ms(base.restart, 'peakMb')), Math.max(ms(now.first, 'peakMb'), ms(now.restart, 'peakMb')), `<= ${GOALS.peakMb}`]
+    ['peak RSS, first (MB)', ms(base.first, 'peakMb'), ms(now.first, 'peakMb'), `<= ${GOALS.peakMb}`],
+    ['peak RSS, restart (MB)', ms(base.restart, 'peakMb'), ms(now.restart, 'peakMb'), `<= ${GOALS.peakMb}`]
   ]
-  console.log(`\nbaseline ${base.dir} against now ${now.dir}, median of ${runs} interleaved runs each (peak RSS: the larger of the first start's and the restart's medians):`)
-  for (const [label, ...cells] of lines) console.log(`  ${String(label).padEnd(17)}${cells.map((c) => String(c).padStart(10)).join('')}`)
+  console.log(`\nbaseline ${base.dir} against now ${now.dir}, median of ${runs} interleaved runs each:`)
+  for (const [label, ...cells] of lines) console.log(`  ${String(label).padEnd(23)}${cells.map((c) => String(c).padStart(10)).join('')}`)
 }
