@@ -8,6 +8,8 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
 COPY schemas ./schemas
+# bundles the standalone entry points (dist/src/server.js, dist/src/bin.js and dist/src/chunks/)
+COPY scripts/bundle.mjs ./scripts/
 # dist/src, dist/migrations, dist/schemas and dist/pglite (the embedded database's snapshot)
 RUN npm run build
 

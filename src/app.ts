@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Kysely } from 'kysely'
 import { defaultConnections, type Config } from './config.js'
-import { connect, ping } from './db/connect.js'
+import { connect, ping, type Connection } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate, MigrationsPending, upToDate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
@@ -18,6 +18,7 @@ import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
 import { registerDocsUi, registerOpenApi } from './docs.js'
 import teamAccess from './plugin.js'
+import { buildSerializerOncePerSchema } from './validation.js'
 
 export const API_PREFIX = '/api/v2'
 export const DEMO_SEED = projectFile('seeds/demo.json')
@@ -37,6 +38,11 @@ export interface BuildOptions {
   prettyLogs?: boolean
   /** How a closing server drains its listener (DESIGN §5, Shutdown). */
   drain?: DrainOptions
+  /**
+   * The database of `config.database`, already being opened (src/server.ts starts opening the
+   * embedded one while the rest of the service loads); buildApp connects itself when absent.
+   */
+  connection?: Promise<Connection>
 }
 
 /** Query parameters whose values never reach a log line, should a client put a secret there. */
@@ -91,7 +97,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
       const given = request.headers['x-request-id']
       return typeof given === 'string' && /^[\w.:-]{1,64}$/.test(given) ? given : randomUUID()
     },
-    frameworkErrors: (error, request, reply) => errorHandler(error, request, reply)
+    frameworkErrors: (error, request, reply) => errorHandler(error, request, reply),
+    // a response schema shared by many routes (the error document is on every one) is compiled once
+    schemaController: { compilersFactory: { buildSerializer: buildSerializerOncePerSchema() } }
   })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
@@ -100,7 +108,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   // thrown: with no listener it would end the process
   app.server.on('error', (err) => { app.log.warn({ err: loggable(err) }, 'listening socket error') })
 
-  const connection = await connect(config.database, { ...config.databaseTimeouts, ...(config.schema === undefined ? {} : { schema: config.schema }), onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
+  const connection = await (options.connection ?? connect(config.database, { ...config.databaseTimeouts, ...(config.schema === undefined ? {} : { schema: config.schema }), onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') }))
   app.addHook('onClose', async () => await connection.close())
   app.decorate('db', connection.db)
   // metrics first: routes registered before them are not timed; shed requests are counted

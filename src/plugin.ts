@@ -11,7 +11,7 @@ import { registerRateLimit } from './limits/rate-limit.js'
 import admission, { type AdmissionOptions } from './limits/admission.js'
 import { linkOrigin } from './jsonapi/origin.js'
 import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from './jsonapi/errors.js'
-import { createAjv } from './validation.js'
+import { compileOnFirstUse, createAjv } from './validation.js'
 import teamWorkspaceRoutes from './team-workspaces/team-workspaces-routes.js'
 import { TeamWorkspacesRepository } from './team-workspaces/team-workspaces-repository.js'
 import workspaceRoutes from './workspaces/workspaces-routes.js'
@@ -220,7 +220,7 @@ async function openDatabase (app: FastifyInstance, database: TeamAccessOptions['
 /** Content types, validator and error documents of the JSON:API wire format (DESIGN §4). */
 function jsonApiPlumbing (app: FastifyInstance, bodyLimit: number): void {
   const ajv = createAjv()
-  app.setValidatorCompiler(({ schema }) => ajv.compile(schema))
+  app.setValidatorCompiler(compileOnFirstUse(ajv))
   app.setErrorHandler(errorHandler)
 
   // Only JSON bodies: anything else on POST/PATCH is 415. Clients send a Content-Type on DELETE

@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace'
-import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { connect } from './db/connect.js'
 import { SeedError } from './db/seed.js'
 import { DataDirInUse } from './db/data-dir-lock.js'
 import { DatabaseNewer, MigrationsPending } from './db/migrate.js'
@@ -9,7 +9,19 @@ import { isDatabaseUnavailable, loggable } from './jsonapi/errors.js'
 /** The entry that listens: settings checked first, SIGTERM/SIGINT close it gracefully. */
 async function main (): Promise<void> {
   const config = loadConfig()
-  const app = await buildApp(config)
+  // The embedded database opens (its data-directory lock first, then PGlite) while the rest of the
+  // service loads and its app is built; buildApp waits for it where it needs it, and a failure to
+  // open is thrown from there, as when buildApp opens it itself. A PostgreSQL server is connected
+  // to by buildApp, with the pool's error handler that logs.
+  const connection = 'dataDir' in config.database
+    ? connect(config.database, config.schema === undefined ? {} : { schema: config.schema })
+    : undefined
+  connection?.catch(() => {}) // handled where buildApp awaits it
+  // the engine's modules load before the app's (both are dynamic imports: the app's would otherwise
+  // go first), so that the open has begun while the app's load
+  if (connection !== undefined) await Promise.all([import('./db/pglite.js'), import('./db/data-dir-lock.js'), import('kysely-pglite-dialect')])
+  const { buildApp } = await import('./app.js')
+  const app = await buildApp(config, connection === undefined ? {} : { connection })
   // the drain, the requests in flight and the database's close fit well inside this; past it the
   // process exits anyway (code 1), so that a stop never takes more than 10 s
   closeWithGrace({ delay: 9_500 }, async ({ signal, err }) => {

@@ -1,5 +1,6 @@
-import { Ajv, type ErrorObject } from 'ajv'
+import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
+import fjsCompiler from '@fastify/fast-json-stringify-compiler'
 
 // ajv-formats is CommonJS with a default export; NodeNext sees the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
@@ -7,6 +8,10 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 /**
  * One Ajv for our schemas: unknown members are rejected, never stripped (`removeAdditional: false`
  * with `additionalProperties: false`), and nothing is coerced or defaulted behind the caller's back.
+ *
+ * The schemas are the package's own, the same on every start: whether each is a valid JSON
+ * Schema is checked once, by test/validation.test.ts, not on every start (`validateSchema: false`
+ * spares each Ajv compiling the draft-07 meta-schema, ~60 ms, before its first schema).
  */
 export function createAjv (): Ajv {
   const ajv = new Ajv({
@@ -14,10 +19,55 @@ export function createAjv (): Ajv {
     removeAdditional: false,
     useDefaults: false,
     coerceTypes: false,
-    strict: false
+    strict: false,
+    validateSchema: false
   })
   addFormats(ajv)
   return ajv
+}
+
+/**
+ * For setValidatorCompiler: each route's schema compiled by `ajv` when a request first needs it,
+ * not all of them while the app starts (~30 schemas, a third of a start's CPU). The same schema
+ * object is compiled once however many routes use it (Ajv caches by schema identity), and it
+ * validates exactly as compiled at start would: none of our Ajv options changes the data.
+ */
+export function compileOnFirstUse (ajv: Ajv): (route: { schema: unknown }) => ((data: unknown) => boolean) & { errors?: ErrorObject[] | null } {
+  return ({ schema }) => {
+    let compiled: ValidateFunction | undefined
+    const validate = Object.assign((data: unknown): boolean => {
+      compiled ??= ajv.compile(schema as AnySchema)
+      const valid = compiled(data) as boolean
+      validate.errors = compiled.errors
+      return valid
+    }, { errors: null as ErrorObject[] | null | undefined })
+    return validate
+  }
+}
+
+/**
+ * Fastify's own response serializer factory (fast-json-stringify), compiling each response schema
+ * once: Fastify asks for a serializer per route and status code, and most of them share a schema
+ * object (the error document on every route, a resource's document on its GET, POST and PATCH).
+ * The serializer depends on the schema and on the factory's options alone, so one compiled for
+ * that schema object serves every route. For `schemaController.compilersFactory.buildSerializer`.
+ */
+export function buildSerializerOncePerSchema (): fjsCompiler.SerializerFactory {
+  const build = fjsCompiler.SerializerSelector()
+  return (externalSchemas, options) => {
+    const compile = build(externalSchemas, options)
+    const compiled = new WeakMap<object, fjsCompiler.Serializer>()
+    return (route) => {
+      const schema = route.schema
+      if (typeof schema !== 'object' || schema === null) return compile(route)
+      let serializer = compiled.get(schema)
+      if (serializer === undefined) {
+        serializer = compile(route)
+        compiled.set(schema, serializer)
+      }
+      return serializer
+    }
+  }
 }
 
 /** The JSON pointer an Ajv error is about, including the member that is missing or unexpected. */
