@@ -67,6 +67,9 @@ const SIDE_BY_SIDE_ROUNDS = Number(process.env.BENCH_SIDE_BY_SIDE_ROUNDS ?? 3)
 const SERVER = process.env.BENCH_SERVER ?? 'dist/src/server.js'
 const AUDIT_TRAIL = '/api/v2/organization/audit-trail'
 /** Parts of the run to do (a comma-separated list of SECTIONS; all when unset): a partial run prints, and writes BENCHMARKS.md only with BENCH_WRITE=1. */
+/** The line after which BENCHMARKS.md holds what other commands measured (kept by every run). */
+const KEPT = '<!-- Below: measured with other commands (each section says which); `npm run bench` keeps it as it is. -->'
+
 const SECTIONS = ['postgres', 'revoked', 'host-check', 'pglite', 'access-set', 'seed', 'embedded'] as const
 type SectionName = typeof SECTIONS[number]
 const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim()).filter((name) => name !== '')
@@ -946,7 +949,7 @@ records. ${audit ? `This service keeps an audit trail: the row's note gives the 
 ${sections.join('\n\n')}
 `
   console.log(`\n${report}`)
-  if (!PARTIAL || process.env.BENCH_WRITE === '1') writeFileSync(projectFile('BENCHMARKS.md'), report)
+  if (!PARTIAL || process.env.BENCH_WRITE === '1') writeFileSync(projectFile('BENCHMARKS.md'), report + keptSections())
   else console.log(`BENCHMARKS.md not written: a partial run (BENCH_ONLY=${ONLY?.join(',') ?? ''} BENCH_ROWS=${ROWS?.join(',') ?? ''}; BENCH_WRITE=1 writes it all the same)`)
 }
 
@@ -1014,3 +1017,13 @@ function spreadAndMemory (rows: Row[]): Check[] {
 }
 
 await main()
+
+/** What BENCHMARKS.md holds from KEPT on: sections measured with other commands, which a run keeps as they are. */
+function keptSections (): string {
+  let current = ''
+  try {
+    current = readFileSync(projectFile('BENCHMARKS.md'), 'utf8')
+  } catch {}
+  const at = current.indexOf(KEPT)
+  return at === -1 ? `\n${KEPT}\n` : `\n${current.slice(at)}`
+}
