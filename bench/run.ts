@@ -820,6 +820,12 @@ async function main (): Promise<void> {
         await connection.close()
       }
       sections.push(hostCheckSection(hostRows))
+      // the host's check path (issue 23): effectiveAccess ÷ the primary-key SELECT through the same pool, PostgreSQL, 16 in flight
+      for (const { engine, rows } of hostRows.filter((r) => r.engine.startsWith('postgres'))) {
+        const [select, single] = rows as [HostCheckRow, HostCheckRow]
+        const ratio = median(single.callsPerSecond) / median(select.callsPerSecond)
+        checks.push({ what: `the host's effectiveAccess ÷ a one-row primary-key SELECT through the same Kysely pool (${engine}, ${HOST_CONCURRENCY} in flight)`, measured: `${ratio.toFixed(2)} (${median(single.callsPerSecond).toFixed(0)} vs ${median(select.callsPerSecond).toFixed(0)} per second)`, goal: '≥ 0.8', met: ratio >= 0.8 })
+      }
       phaseDone('host check on PGlite')
     }
     if (revoked.length > 0) sections.push(revokedSection(revoked))
