@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import { Ajv } from 'ajv'
 import { Type } from '@sinclair/typebox'
 import teamAccess from '../src/plugin.js'
-import { buildSerializerOncePerSchema } from '../src/validation.js'
+import { buildSerializerOncePerSchema, createAjv } from '../src/validation.js'
 import { SeedDocument } from '../schemas/seed.js'
 import { HostAccessSetEntries } from '../schemas/access-set.js'
 import { DIRECTORY_SCHEMAS } from '../schemas/directory.js'
@@ -30,6 +30,18 @@ t.test('every schema the package validates with is a valid JSON Schema', async (
   const checker = new Ajv({ strict: false })
   const invalid = schemas.filter(([, schema]) => !checker.validateSchema(schema as object))
   t.same(invalid.map(([name]) => name), [], 'each is valid against the draft-07 meta-schema')
+  // and each compiles with the service's own Ajv (its patterns, formats and references), as a
+  // route's first request will compile it
+  const ajv = createAjv()
+  const failing = schemas.filter(([, schema]) => {
+    try {
+      ajv.compile(schema as object)
+      return false
+    } catch {
+      return true
+    }
+  })
+  t.same(failing.map(([name]) => name), [], 'each compiles with createAjv()')
 })
 
 t.test('a response schema shared by several routes is compiled into one serializer', async (t) => {

@@ -9,7 +9,7 @@ import { grantsOrganizationWide, isAdminOf, readsRow } from '../access/predicate
 import { linkNames, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
-import type { OrganizationGrantFlags, TeamGrants } from '../access/effective-access.js'
+import { ORGANIZATION_GRANTS, type OrganizationGrantFlags, type TeamGrants } from '../access/effective-access.js'
 import { recordEvents } from '../audit/audit-record.js'
 import { isGoneWhileWaiting } from '../db/write-races.js'
 import { table } from '../db/tables.js'
@@ -71,8 +71,9 @@ export class TeamWorkspacesRepository {
         .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(sql<boolean>`tw.team_id = g.team_id`))
         .where(sql<boolean>`w.id = any(${ids}::text[])`)
         .where(sql<boolean>`(${grantsOrganizationWide('g')} or tw.id is not null)`)
-        .select(['w.id as workspace_id', sql<boolean>`g.is_owner`.as('is_owner'), sql<boolean>`g.manage_workspaces`.as('manage_workspaces'),
-          sql<boolean>`g.read_workspaces`.as('read_workspaces'), 'tw.id as row_id', 'tw.access'])
+        .select(['w.id as workspace_id', 'tw.id as row_id', 'tw.access'])
+        // each organization-wide flag ORGANIZATION_GRANTS names, under its own name (combineAccess reads them so)
+        .select(ORGANIZATION_GRANTS.map((grant) => sql<boolean>`${sql.ref(`g.${grant.flag}`)}`.as(grant.flag)))
         .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const)))
     const result = await this.db.executeQuery<PermissionRow & OrganizationGrantFlags & { workspace_id: string, row_id: string | null, access: Access | null }>(query)
     const grants = new Map<string, Array<Pick<TeamGrants, 'flags' | 'row'>>>()
