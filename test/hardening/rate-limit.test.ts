@@ -46,9 +46,17 @@ t.test(`rate limiting on ${ENGINE}`, async (t) => {
   })
 
   t.test('lookups of unknown tokens are the client address’s budget; no token costs none', async (t) => {
-    await waitForWindow()
-    const statuses: number[] = []
-    for (let i = 0; i < 7; i++) statuses.push((await get(bearer(`unknown-token-${i}`))).statusCode)
+    // the budget is per clock second: a trial counts when its seven requests fall in one (on a
+    // busy machine they may straddle two, and the second's failures start again); each trial has
+    // tokens of its own, since a token found unknown is answered 401 without counting for seconds
+    let statuses: number[] = []
+    for (let trial = 0; trial < 5; trial++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5)) // a second's start
+      const second = Math.floor(Date.now() / 1000)
+      statuses = []
+      for (let i = 0; i < 7; i++) statuses.push((await get(bearer(`unknown-token-${trial}-${i}`))).statusCode)
+      if (Math.floor(Date.now() / 1000) === second) break
+    }
     t.same(statuses, [401, 401, 401, 401, 401, 429, 429])
     t.equal((await get({})).statusCode, 401, 'a request without a token needs no lookup: 401')
     t.equal((await get(bearer('ann-token-one'))).statusCode, 200, 'a valid token from the same address is served')
