@@ -164,6 +164,9 @@ function scenarios (audit: boolean): Scenario[] {
   }
   const readFloor = { with: 'floor:read', label: 'one-row floor' }
   const writeFloor = { with: 'floor:update', label: 'write floor (one-row UPDATE)' }
+  /** One of issue 23's writes of the directory: one request, set up anew each time (a real change), against the write floor, on PostgreSQL only. */
+  const directoryWrite = (key: string, name: string, request: Record<string, unknown>): Scenario =>
+    ({ key, name, compare: writeFloor, sideBySide: false, postgresOnly: true, options: { requests: [request] as any } })
   let nextTeam = 0
   let nextMember = 0
   let nextToken = 0
@@ -237,54 +240,27 @@ function scenarios (audit: boolean): Scenario[] {
     { key: 'team-show', name: 'team: show by id', compare: readFloor, options: { path: '/api/v2/teams/team-5000', headers: owner } },
     { key: 'team-filter', name: 'teams: list, filter[names] of 2 teams', options: { path: '/api/v2/organizations/bench/teams?filter%5Bnames%5D=team5000%2Cteam42', headers: owner } },
     // issue 23's writes of the directory, each request a real change, against the write floor
-    {
-      key: 'team-create',
-      name: 'team: create',
-      compare: writeFloor,
-      sideBySide: false,
-      postgresOnly: true,
-      options: {
-        requests: [{
-          method: 'POST',
-          path: '/api/v2/organizations/bench/teams',
-          headers: { ...owner, ...jsonapi },
-          setupRequest: (request: any) => ({ ...request, body: JSON.stringify({ data: { type: 'teams', attributes: { name: `made-${nextTeam++}` } } }) })
-        }] as any
+    directoryWrite('team-create', 'team: create', {
+      method: 'POST',
+      path: '/api/v2/organizations/bench/teams',
+      headers: { ...owner, ...jsonapi },
+      setupRequest: (request: any) => ({ ...request, body: JSON.stringify({ data: { type: 'teams', attributes: { name: `made-${nextTeam++}` } } }) })
+    }),
+    directoryWrite('member-add', 'team: add a member', {
+      method: 'POST',
+      headers: { ...owner, ...jsonapi },
+      setupRequest: (request: any) => {
+        // teams 6000 … 10499 have no members in the dataset: every (team, user) pair is new
+        const n = nextMember++
+        return { ...request, path: `/api/v2/teams/team-${6000 + n % 4500}/relationships/users`, body: JSON.stringify({ data: [{ type: 'users', id: `user${Math.floor(n / 4500) % 2000}` }] }) }
       }
-    },
-    {
-      key: 'member-add',
-      name: 'team: add a member',
-      compare: writeFloor,
-      sideBySide: false,
-      postgresOnly: true,
-      options: {
-        requests: [{
-          method: 'POST',
-          headers: { ...owner, ...jsonapi },
-          setupRequest: (request: any) => {
-            // teams 6000 … 10499 have no members in the dataset: every (team, user) pair is new
-            const n = nextMember++
-            return { ...request, path: `/api/v2/teams/team-${6000 + n % 4500}/relationships/users`, body: JSON.stringify({ data: [{ type: 'users', id: `user${Math.floor(n / 4500) % 2000}` }] }) }
-          }
-        }] as any
-      }
-    },
-    {
-      key: 'token-create',
-      name: "token: create (regenerate a team's token)",
-      compare: writeFloor,
-      sideBySide: false,
-      postgresOnly: true,
-      options: {
-        requests: [{
-          method: 'POST',
-          headers: owner,
-          // 200 teams in turn (not the one the 401 measure uses): each request creates one token and revokes the one before it
-          setupRequest: (request: any) => ({ ...request, path: `/api/v2/teams/team-${6000 + nextToken++ % 200}/authentication-token` })
-        }] as any
-      }
-    },
+    }),
+    directoryWrite('token-create', "token: create (regenerate a team's token)", {
+      method: 'POST',
+      headers: owner,
+      // 200 teams in turn (not the one the 401 measure uses): each request creates one token and revokes the one before it
+      setupRequest: (request: any) => ({ ...request, path: `/api/v2/teams/team-${6000 + nextToken++ % 200}/authentication-token` })
+    }),
     ...(audit ? [{ key: 'audit-read', name: 'audit trail: read page 1 (100 events)', options: { path: `${AUDIT_TRAIL}?page%5Bsize%5D=100`, headers: owner } }] : [])
   ]
 }

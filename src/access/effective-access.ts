@@ -81,24 +81,20 @@ function strongest (sources: readonly AccessSource[]): EffectiveAccess {
  * no such workspace): nulls.
  */
 export function combineAccess (teams: ReadonlyArray<Pick<TeamGrants, 'flags' | 'row'>>): EffectiveAccess {
-  const sources: AccessSource[] = []
-  for (const team of teams) {
-    for (const grant of ORGANIZATION_GRANTS) {
-      if (team.flags[grant.flag]) sources.push({ access: grant.access, permissions: IMPLICIT_PERMISSIONS[grant.access] })
-    }
-    if (team.row !== null) sources.push(team.row)
-  }
-  return strongest(sources)
+  return strongest(teams.flatMap((team) => team.row === null ? organizationWide(team.flags) : [...organizationWide(team.flags), team.row]))
+}
+
+/** The organization-wide grants a team's flags give (in ORGANIZATION_GRANTS order). */
+function organizationWide (flags: OrganizationGrantFlags): Array<typeof ORGANIZATION_GRANTS[number] & AccessSource> {
+  return ORGANIZATION_GRANTS.filter((grant) => flags[grant.flag]).map((grant) => ({ ...grant, permissions: IMPLICIT_PERMISSIONS[grant.access] }))
 }
 
 /** The grants one team holds on a workspace, organization-wide ones first (in ORGANIZATION_GRANTS order), then its row. */
 export function grantsOf (team: TeamGrants): GrantSource[] {
-  const organizationWide = ORGANIZATION_GRANTS.filter((grant) => team.flags[grant.flag])
-    .map((grant): GrantSource => ({ kind: grant.kind, access: grant.access, permissions: IMPLICIT_PERMISSIONS[grant.access], teamId: team.teamId }))
   const row: GrantSource[] = team.row === null
     ? []
     : [{ kind: 'team-access', access: team.row.access, permissions: team.row.permissions, teamId: team.teamId, teamWorkspaceId: team.row.id }]
-  return [...organizationWide, ...row]
+  return [...organizationWide(team.flags).map(({ kind, access, permissions }): GrantSource => ({ kind, access, permissions, teamId: team.teamId })), ...row]
 }
 
 /**

@@ -59,19 +59,8 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
   const gate = new LookupGate(failuresPerSecond)
   const tooMany = () => new ApiError(429, 'too many requests', `More than ${failuresPerSecond} requests per second without a valid token; retry in 1 s.`)
 
-  /** The caller of a token seen lately, without a lookup or a promise (most requests); undefined: ask `callerOf`. */
-  const rememberedCaller = (request: FastifyRequest): Caller | undefined => {
-    if (authenticate !== undefined) return undefined
-    const secret = bearerSecret(request.headers.authorization)
-    if (secret === null) return undefined
-    const remembered = identities.get(tokenDigest(secret))
-    if (remembered !== undefined) request.callerRemembered = true
-    return remembered
-  }
-  const fromToken = async (request: FastifyRequest): Promise<Caller | null> => {
-    const secret = bearerSecret(request.headers.authorization)
-    if (secret === null) return null
-    const digest = tokenDigest(secret)
+  const fromToken = async (request: FastifyRequest, digest: string | null): Promise<Caller | null> => {
+    if (digest === null) return null
     const asked = await gate.ask(request.ip, digest)
     if (!asked.lookup) {
       if (asked.answer === 429) throw tooMany()
@@ -104,7 +93,6 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
     gate.leave(request.ip, caller === null)
     return caller
   }
-  const callerOf = authenticate === undefined ? fromToken : fromHost
   /** Whether a remembered caller's token still names it; forgets it when not. */
   const stillNamed = async (request: FastifyRequest): Promise<boolean> => {
     const digest = request.caller.token!
@@ -124,12 +112,21 @@ export default fp<AuthenticationOptions>(async (app, { db, authenticate, failure
   }
   // a callback hook: a token seen lately costs no promise; any other is looked up
   app.addHook('onRequest', (request, reply, done) => {
-    const remembered = rememberedCaller(request)
-    if (remembered !== undefined) {
-      accept(request, reply, remembered)
-      return done()
+    let asked: Promise<Caller | null>
+    if (authenticate === undefined) {
+      const secret = bearerSecret(request.headers.authorization)
+      const digest = secret === null ? null : tokenDigest(secret)
+      const remembered = digest === null ? undefined : identities.get(digest)
+      if (remembered !== undefined) {
+        request.callerRemembered = true
+        accept(request, reply, remembered)
+        return done()
+      }
+      asked = fromToken(request, digest)
+    } else {
+      asked = fromHost(request)
     }
-    callerOf(request).then((caller) => {
+    asked.then((caller) => {
       if (caller === null) return done(unauthorized())
       accept(request, reply, caller)
       done()
