@@ -69,6 +69,31 @@ export const CallOptions = Type.Object({
   requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'The request id the audit events carry (default a random UUID).' }))
 }, strict)
 
+// The host's questions (src/plugin.ts): who asks, and of what. A caller may carry members of its own.
+const callerToken = { token: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The digest of the token the caller came with.' })) }
+export const HostCaller = Type.Union([
+  Type.Object({ kind: Type.Literal('organization'), organizationId: DirectoryId, ...callerToken }),
+  Type.Object({ kind: Type.Literal('team'), teamId: DirectoryId, ...callerToken }),
+  Type.Object({ kind: Type.Literal('user'), userId: DirectoryId, ...callerToken })
+], { description: 'Who asks: an organization, a team or a user, by id (DESIGN §3).' })
+const HostPage = Type.Object({
+  number: Type.Integer({ minimum: 1, maximum: 999_999_999_999 }),
+  size: Type.Integer({ minimum: 1, maximum: 100 })
+}, { description: 'A page: number ≥ 1, size 1..100.' })
+export const EffectiveAccessQuery = Type.Object({ caller: HostCaller, workspaceId: DirectoryId })
+export const EffectiveAccessManyQuery = Type.Object({ caller: HostCaller, workspaceIds: Type.Array(DirectoryId) })
+export const ExplainWorkspaceQuery = Type.Object({ caller: HostCaller, workspaceId: DirectoryId })
+export const ExplainUserQuery = Type.Object({ caller: HostCaller, workspaceId: DirectoryId, username: DirectoryId })
+export const ExplainTeamQuery = Type.Object({ caller: HostCaller, teamId: DirectoryId, page: Type.Optional(HostPage) })
+export const SetWorkspaceAccessArguments = Type.Object({
+  caller: HostCaller,
+  workspaceId: DirectoryId,
+  entries: Type.Array(Type.Unknown(), { description: 'The complete set; each entry is checked by the rules of an access set.' }),
+  dryRun: Type.Optional(Type.Boolean()),
+  ifMatch: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 }))
+})
+
 /** Every schema of the directory's inputs, by name: compiled once, on first use. */
 export const DIRECTORY_SCHEMAS = {
   CreateOrganization,
@@ -83,5 +108,11 @@ export const DIRECTORY_SCHEMAS = {
   TokenSubject,
   CreateToken,
   CallOptions,
-  DirectoryId
+  DirectoryId,
+  EffectiveAccessQuery,
+  EffectiveAccessManyQuery,
+  ExplainWorkspaceQuery,
+  ExplainUserQuery,
+  ExplainTeamQuery,
+  SetWorkspaceAccessArguments
 } satisfies Record<string, TSchema>

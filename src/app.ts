@@ -229,7 +229,7 @@ async function seedOnStart (app: FastifyInstance, db: Kysely<Database>, config: 
     const { created, changed, removed, ...counts } = summary
     app.log.info({ seed: config.seedFile, ...counts, created: countChanges(created), changed: countChanges(changed), removed },
       `seed file: ${formatSeedSummary(summary).join('\n')}`)
-    // a declared secret revoked through the API stays revoked: the operator should take it out of the file
+    // a declared secret that was revoked stays revoked: the operator should take it out of the file
     for (const warning of summary.warnings) app.log.warn({ seed: config.seedFile }, `seed file: ${warning}`)
     return
   }

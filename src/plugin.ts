@@ -27,13 +27,13 @@ import { AuditRepository } from './audit/audit-repository.js'
 import auditRetention from './audit/audit-retention.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
 import type { Caller } from './auth/caller.js'
-import { directory, type Directory } from './directory/host-directory.js'
+import { directory, DirectoryError, validated, type Directory } from './directory/host-directory.js'
 import effectiveAccessRoutes from './effective-access/effective-access-routes.js'
 import { EffectiveAccessRepository } from './effective-access/effective-access-repository.js'
-import { explainer, type Explain } from './effective-access/explain.js'
+import { explainer, type Explain, type ExplainQuery } from './effective-access/explain.js'
 import accessSetRoutes from './team-workspaces/access-set-routes.js'
 import { AccessSetRepository } from './team-workspaces/access-set-repository.js'
-import { forHost, setWorkspaceAccess, type SetWorkspaceAccessInput, type WorkspaceAccessSet } from './team-workspaces/access-set.js'
+import { AccessSetError, forHost, setWorkspaceAccess, type SetWorkspaceAccessInput, type WorkspaceAccessSet } from './team-workspaces/access-set.js'
 
 export interface TeamAccessOptions {
   /** Where the API is mounted (Fastify's own option); links in documents follow it. */
@@ -150,22 +150,44 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
   const repository = repositories.teamWorkspaces
   // the routes of DESIGN §10.2 and the host ask through the same function
   const explain = explainer(new EffectiveAccessRepository(db))
+  // every question of the host's is checked as the directory's calls are (a DirectoryError `invalid`), before any statement
   app.decorate('teamAccess', {
-    effectiveAccess: async ({ caller, workspaceId }) => {
+    effectiveAccess: async (query) => {
+      const { caller, workspaceId } = validated('EffectiveAccessQuery', query, 'query')
       return combineAccess((await repository.grantsOn(caller, [workspaceId])).get(workspaceId) ?? [])
     },
-    effectiveAccessMany: async ({ caller, workspaceIds }) => {
+    effectiveAccessMany: async (query) => {
+      const { caller, workspaceIds } = validated('EffectiveAccessManyQuery', query, 'query')
       const unique = [...new Set(workspaceIds)]
       const grants = unique.length === 0 ? new Map() : await repository.grantsOn(caller, unique)
       return new Map(unique.map((id) => [id, combineAccess(grants.get(id) ?? [])]))
     },
-    explain,
+    explain: checkedExplain(explain),
     directory: directory(db),
-    setWorkspaceAccess: async (input) => forHost(await setWorkspaceAccess(repositories.accessSet, input))
+    setWorkspaceAccess: async (input) => {
+      try {
+        validated('SetWorkspaceAccessArguments', input, 'input')
+      } catch (err) {
+        // the access set's own error, as every other refusal of this call
+        throw err instanceof DirectoryError ? new AccessSetError('invalid', err.message) : err
+      }
+      return forHost(await setWorkspaceAccess(repositories.accessSet, input))
+    }
   } satisfies TeamAccessDecorator)
   await app.register(auditRetention, { db, retentionDays: options.auditRetentionDays ?? 0, everyMs: options.auditPurgeEveryMs })
   await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repositories, explain })
 }, { name: 'team-access', fastify: '5.x' })
+
+/** `explain` for the host: each shape of question checked before it is asked. */
+function checkedExplain (explain: Explain): Explain {
+  const query = (q: unknown): ExplainQuery => {
+    const shape = q !== null && typeof q === 'object' ? q : {}
+    if ('teamId' in shape) return validated('ExplainTeamQuery', q, 'query')
+    if ('username' in shape) return validated('ExplainUserQuery', q, 'query')
+    return validated('ExplainWorkspaceQuery', q, 'query')
+  }
+  return (async (q: unknown) => await explain(query(q) as never)) as Explain
+}
 
 const DEFAULT_ADMISSION: AdmissionOptions = { concurrency: 10, queueLength: 200, maxWaitMs: 2000, perCaller: 0 }
 

@@ -15,13 +15,14 @@ export interface EffectiveAccess {
   permissions: Permissions | null
 }
 
-const RANK: Record<Access, number> = { custom: 0, read: 1, plan: 2, write: 3, admin: 4 }
+/** The order of the levels: a fixed level outranks custom (custom is never admin). */
+export const ACCESS_RANK: Readonly<Record<Access, number>> = { custom: 0, read: 1, plan: 2, write: 3, admin: 4 }
 
 /** The stronger of two levels; a fixed level outranks custom (custom is never admin). */
 export function higher (a: Access | null, b: Access | null): Access | null {
   if (a === null) return b
   if (b === null) return a
-  return RANK[b] > RANK[a] ? b : a
+  return ACCESS_RANK[b] > ACCESS_RANK[a] ? b : a
 }
 
 /**

@@ -1,6 +1,8 @@
 import { sql, type RawBuilder } from 'kysely'
 import { table } from '../db/tables.js'
-import { ORGANIZATION_GRANTS } from './effective-access.js'
+import { IMPLICIT_PERMISSIONS, PERMISSION_NAMES, PERMISSION_VALUES } from './permissions.js'
+import { PERMISSION_COLUMNS } from '../db/permission-columns.js'
+import { ACCESS_RANK, ORGANIZATION_GRANTS } from './effective-access.js'
 
 /**
  * The rules of DESIGN §3 — membership, workspace admin, visibility — stated once, as SQL
@@ -134,41 +136,81 @@ export const visibleRowKeys = (workspace: string, isAdmin: string, upTo?: RawBui
 
 /**
  * Nobody hands out more than they hold (docs/CONTRACT.md, the directory's escalation rules): the
- * caller holds, through its own grants in the team's organization, every granting flag of the
- * team — `is_owners` (only owners hold it), `manage_workspaces`, `read_workspaces` (held through
- * manage-workspaces too), `manage_teams`, `manage_membership` (held through manage-teams too).
- * Owners hold them all; a caller with no grants there holds nothing. `team` is the alias of a row of `teams` (any row with its columns: a CTE
- * that returned them will do). This is the rule for acting on a team — updating, deleting,
- * changing its members, making its tokens — beside who may act at all (`managesTeam`,
- * `managesMembersOf`).
+ * caller's own effective access already covers every grant of the team, so that joining the team,
+ * or holding a token of it, gives nobody more than the caller has. A team grants
+ * - ownership: held only by those who act through the owners team (an organization token is an
+ *   owner, but may not manage the organization's tokens, which the owners team's members may);
+ * - its organization-access flags that grant something here — `manage_workspaces`,
+ *   `read_workspaces` (held through manage-workspaces too), `manage_teams`, `manage_membership`
+ *   (held through manage-teams too) — each held through one of the caller's teams there;
+ * - each of its team-access rows: held when the caller administers the row's workspace, or its own
+ *   grants there reach the row's level and each of its permissions (`coversRow`).
+ * Owners hold every other team's grants; a caller with no grants in the organization holds
+ * nothing. `team` is the alias of a row of `teams` (any row with its columns: a CTE that returned
+ * them will do). This is the rule for acting on a team — updating, deleting, changing its members,
+ * making its tokens — beside who may act at all (`managesTeam`, `managesMembersOf`).
  */
-export const holdsFlagsOf = (team: string): RawBuilder<boolean> => {
+export const holdsGrantsOf = (team: string): RawBuilder<boolean> => {
   const c = (column: string) => sql.ref(`${team}.${column}`)
-  return sql<boolean>`coalesce((select coalesce(bool_or(g.is_owner), false) or (count(*) > 0 and not ${c('is_owners')}
-      and (not ${c('manage_workspaces')} or bool_or(g.manage_workspaces))
-      and (not ${c('read_workspaces')} or bool_or(g.manage_workspaces or g.read_workspaces))
-      and (not ${c('manage_teams')} or bool_or(g.manage_teams))
-      and (not ${c('manage_membership')} or bool_or(g.manage_teams or g.manage_membership)))
-    from grants g where g.organization_id = ${c('organization_id')}), false)`
+  const inOrganization = sql`g.organization_id = ${c('organization_id')}`
+  return sql<boolean>`(case
+    when ${c('is_owners')} then exists (select 1 from grants g where ${inOrganization} and g.is_owner and g.team_id is not null)
+    when exists (select 1 from grants g where ${inOrganization} and g.is_owner) then true
+    else coalesce((select count(*) > 0
+        and (not ${c('manage_workspaces')} or bool_or(g.manage_workspaces))
+        and (not ${c('read_workspaces')} or bool_or(g.manage_workspaces or g.read_workspaces))
+        and (not ${c('manage_teams')} or bool_or(g.manage_teams))
+        and (not ${c('manage_membership')} or bool_or(g.manage_teams or g.manage_membership))
+      from grants g where ${inOrganization}), false)
+      and not exists (select 1 from ${table.team_workspaces} r where r.team_id = ${c('id')} and not ${coversRow('r')})
+  end)`
+}
+
+/**
+ * The caller's effective access on the workspace of one team-access row (`row`: its alias) covers
+ * the row: the caller administers the workspace (an admin may grant anything there), or its grants
+ * there — its teams' rows and the organization-wide flags below admin (read-workspaces, with the
+ * permissions its level implies) — reach the row's level (ACCESS_RANK: any level reaches custom)
+ * and, attribute by attribute, each of the row's permissions (PERMISSION_VALUES' order).
+ */
+const coversRow = (row: string): RawBuilder<boolean> => {
+  const r = (column: string) => sql.ref(`${row}.${column}`)
+  const levels = Object.entries(ACCESS_RANK).sort(([, a], [, b]) => a - b).map(([level]) => level)
+  const rankOf = (column: string | RawBuilder<unknown>, values: readonly unknown[]): RawBuilder<number> => {
+    const value = typeof column === 'string' ? sql.ref(column) : column
+    return typeof values[0] === 'boolean' ? sql<number>`(${value})::int` : sql<number>`array_position(${values}::text[], ${value})`
+  }
+  const ranked: Array<[string, readonly unknown[]]> = [['access', levels], ...PERMISSION_NAMES.map((name) => [PERMISSION_COLUMNS[name], PERMISSION_VALUES[name]] as [string, readonly unknown[]])]
+  const held = ORGANIZATION_GRANTS.filter((g) => g.access !== 'admin').map((g) => {
+    const implied = IMPLICIT_PERMISSIONS[g.access]
+    const values = [sql`${g.access}::text`, ...PERMISSION_NAMES.map((name) => typeof implied[name] === 'boolean' ? sql`${implied[name]}::boolean` : sql`${implied[name]}::text`)]
+    return sql`select ${sql.join(values)} from grants g where g.organization_id = ${r('organization_id')} and g.${sql.ref(g.flag)}`
+  })
+  return sql<boolean>`(${isAdminOf(`${row}.workspace_id`, `${row}.organization_id`)} or exists (
+    select 1 from (select ${sql.join(ranked.map(([column, values]) => sql`max(${rankOf(`h.${column}`, values)}) as ${sql.ref(column)}`))}
+      from (select ${sql.join(ranked.map(([column]) => sql.ref(`c.${column}`)))} from ${table.team_workspaces} c join grants g on g.team_id = c.team_id
+              where c.workspace_id = ${r('workspace_id')}
+            ${sql.join(held.map((select) => sql`union all ${select}`), sql` `)}) h (${sql.join(ranked.map(([column]) => sql.ref(column)))})) m
+    where ${sql.join(ranked.map(([column, values]) => sql`m.${sql.ref(column)} >= ${rankOf(r(column) as unknown as RawBuilder<unknown>, values)}`), sql` and `)}))`
 }
 
 /**
  * The caller may update or delete this team (and make its tokens) — DESIGN §9.3 with the
  * escalation rule: it manages the organization's teams (an owner, or through manage-teams) and
- * holds every granting flag of the team (`holdsFlagsOf`). So only owners manage the owners team.
- * `team` is the alias of a row of `teams`.
+ * holds every grant of the team (`holdsGrantsOf`): only owners acting through the owners team
+ * manage it. `team` is the alias of a row of `teams`.
  */
 export const managesTeam = (team: string): RawBuilder<boolean> =>
-  sql<boolean>`(${managesTeamsOf(`${team}.organization_id`)} and ${holdsFlagsOf(team)})`
+  sql<boolean>`(${managesTeamsOf(`${team}.organization_id`)} and ${holdsGrantsOf(team)})`
 
 /**
  * The caller may add and remove this team's members (DESIGN §9.4): it manages the organization's
  * memberships (owners, manage-teams, manage-membership), sees the team (`readsTeam`: a
- * manage-membership member changes the members of the teams it sees), and holds every granting
- * flag of the team (`holdsFlagsOf`). `team` is the alias of a row of `teams`.
+ * manage-membership member changes the members of the teams it sees), and holds every
+ * grant of the team (`holdsGrantsOf`). `team` is the alias of a row of `teams`.
  */
 export const managesMembersOf = (team: string): RawBuilder<boolean> =>
-  sql<boolean>`(${managesMembershipOf(`${team}.organization_id`)} and ${readsTeam(`${team}.id`, `${team}.visibility`, `${team}.organization_id`)} and ${holdsFlagsOf(team)})`
+  sql<boolean>`(${managesMembershipOf(`${team}.organization_id`)} and ${readsTeam(`${team}.id`, `${team}.visibility`, `${team}.organization_id`)} and ${holdsGrantsOf(team)})`
 
 /**
  * The caller may set or change a team's organization-access flags (docs/CONTRACT.md §9, rule c):

@@ -77,9 +77,9 @@ export function recordDirectoryEvents<DB extends Database> (qc: QueryCreator<DB>
 /**
  * The events of tokens created or destroyed, as rows for recordDirectoryEvents, from a CTE
  * `tokens` of token rows (id, kind, organization_id, team_id, user_id): an organization's or a
- * team's token in its organization; a user's token in each organization the user is a member of
- * (none: a user of no organization leaves no trail). `subject` names the organization, team or
- * user — never the secret.
+ * team's token in its organization. A user's own token belongs to no organization, so it is in
+ * no organization's trail (an organization learns nothing of what its members do outside it).
+ * `subject` names the organization or team — never the secret.
  */
 export function tokenEvents (tokens: string): RawBuilder<{ organization_id: string, resource_id: string, meta: string }> {
   const t = sql.table(tokens)
@@ -88,11 +88,7 @@ export function tokenEvents (tokens: string): RawBuilder<{ organization_id: stri
       from ${t} g join ${table.organizations} o on o.id = g.organization_id where g.kind = 'organization'
     union all
     select tm.organization_id, g.id, jsonb_build_object('subject', tm.name)
-      from ${t} g join ${table.teams} tm on tm.id = g.team_id where g.kind = 'team'
-    union all
-    select distinct tm.organization_id, g.id, jsonb_build_object('subject', u.username)
-      from ${t} g join ${table.users} u on u.id = g.user_id join ${table.team_memberships} m on m.user_id = g.user_id join ${table.teams} tm on tm.id = m.team_id
-      where g.kind = 'user')`
+      from ${t} g join ${table.teams} tm on tm.id = g.team_id where g.kind = 'team')`
 }
 
 function accessorColumns (accessor: Accessor): { id: RawBuilder<string | null>, description: RawBuilder<string> } {

@@ -104,7 +104,7 @@ export interface TokenTable {
   created_by: ColumnType<string | null, string | null | undefined, string | null>
 }
 
-/** Digests of tokens revoked through the API (migration 0009): a seed never brings one back. */
+/** Digests of revoked tokens (migration 0009), whoever revoked them: a seed never brings one back, nor the host. */
 export interface RevokedTokenTable {
   digest: string
   revoked_at: CreatedAt

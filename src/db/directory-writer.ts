@@ -4,6 +4,8 @@ import type { Database } from './database.js'
 
 /** Who removes, and the request the events carry: the seed (System, `seed`) or the host (System, its actor). */
 export interface DirectoryChangeSource {
+  /** The seed drops its own tokens without revoking them (a document may declare a secret again); anything else is a revocation. */
+  by: 'seed' | 'host'
   accessor: Accessor
   requestId: string
 }
@@ -62,7 +64,6 @@ export class DirectoryWriter {
   /** Removes users with their tokens and memberships. */
   async removeUsers (ids: string[]): Promise<void> {
     if (ids.length === 0) return
-    // tokens first: a user token's event goes to each organization the user is still a member of
     await this.removeTokens((eb) => eb('user_id', 'in', ids))
     await this.removeMemberships((eb) => eb('user_id', 'in', ids))
     await this.trx.deleteFrom('users').where('id', 'in', ids).execute()
@@ -99,12 +100,21 @@ export class DirectoryWriter {
     this.removed.memberships.push(...removed.map((r) => r.label))
   }
 
-  /** Removes the tokens `which` keeps, each with its `destroy` event; named by their kind and owner — never by secret or digest. */
+  /**
+   * Removes the tokens `which` keeps, each with its `destroy` event; named by their kind and owner —
+   * never by secret or digest. A removal is a revocation for good (DESIGN §9.1: the digest kept in
+   * `revoked_tokens`, so that no seed or host brings the secret back), except where the seed drops a
+   * token of its own that its document no longer declares.
+   */
   async removeTokens (which: (eb: ExpressionBuilder<Database, 'tokens'>) => Expression<SqlBool>): Promise<void> {
+    const { by, ...source } = this.source
     const removed = await this.trx
-      .with('gone', (qc) => qc.deleteFrom('tokens').where(which).returning(['id', 'kind', 'organization_id', 'team_id', 'user_id']))
+      .with('gone', (qc) => qc.deleteFrom('tokens').where(which).returning(['id', 'kind', 'organization_id', 'team_id', 'user_id', 'digest', 'managed_by']))
+      .with('revoked', (qc) => qc.insertInto('revoked_tokens').columns(['digest'])
+        .expression((eb) => eb.selectFrom('gone').select('gone.digest').where(sql<boolean>`${by !== 'seed'}::boolean or gone.managed_by <> 'seed'`))
+        .onConflict((oc) => oc.doNothing()))
       .with('events', (qc) => qc.selectFrom(tokenEvents('gone').as('e')).selectAll())
-      .with('audit', (qc) => recordDirectoryEvents(qc, 'events', { resourceType: 'authentication-token', action: 'destroy', ...this.source }))
+      .with('audit', (qc) => recordDirectoryEvents(qc, 'events', { resourceType: 'authentication-token', action: 'destroy', ...source }))
       .selectFrom('gone')
       .leftJoin('organizations as o', 'o.id', 'gone.organization_id')
       .leftJoin('teams as t', 't.id', 'gone.team_id')

@@ -55,8 +55,9 @@ export interface SeedSummary {
    */
   removed: SeedChanges
   /**
-   * What the apply left out and why, by owner — never a secret: a declared token revoked through
-   * the API stays revoked (DESIGN §9.1), `token of user alice: revoked through the API, left out`.
+   * What the apply left out or took over, and why, by owner — never a secret: a declared token
+   * that was revoked stays revoked (DESIGN §9.1), `token of user alice: revoked, left out`; a row
+   * the API or the host made is adopted whole, `team acme/platform: made through the API, …`.
    */
   warnings: string[]
 }

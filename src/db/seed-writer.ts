@@ -36,7 +36,7 @@ export class SeedWriter {
 
   constructor (private readonly trx: Transaction<Database>, dryRun = false) {
     this.summary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0, dryRun, created: noChanges(), changed: noChanges(), removed: noChanges(), warnings: [] }
-    this.directory = new DirectoryWriter(trx, { accessor: { kind: 'system', description: 'seed' }, requestId: this.applicationId }, this.summary.removed)
+    this.directory = new DirectoryWriter(trx, { by: 'seed', accessor: { kind: 'system', description: 'seed' }, requestId: this.applicationId }, this.summary.removed)
   }
 
   async write (seed: SeedDocument): Promise<SeedSummary> {
@@ -55,7 +55,9 @@ export class SeedWriter {
       this.note('users', user.username, before, { username: user.username })
       this.userIds.set(user.username, id.id)
       this.summary.users++
-      await this.tokens(user.tokens, { kind: 'user', id: id.id, label: `user ${user.username}` }, where)
+      await this.adopting(before, `user ${user.username}`, async () => {
+        await this.tokens(user.tokens, { kind: 'user', id: id.id, label: `user ${user.username}` }, where, before !== undefined && before.managed_by !== SEED)
+      })
     }
     for (const [i, org] of (seed.organizations ?? []).entries()) {
       await this.organization(org, entry('organizations', i, org))
@@ -73,7 +75,9 @@ export class SeedWriter {
       .returning('id').executeTakeFirstOrThrow())
     this.note('organizations', org.name, before, { name: org.name })
     this.summary.organizations++
-    await this.tokens(org.tokens, { kind: 'organization', id: orgId, label: `organization ${org.name}` }, where)
+    await this.adopting(before, `organization ${org.name}`, async () => {
+      await this.tokens(org.tokens, { kind: 'organization', id: orgId, label: `organization ${org.name}` }, where, before !== undefined && before.managed_by !== SEED)
+    })
 
     // removals first: a declared team or workspace may take the name (or the owners flag) of one removed
     await this.removeTeams(orgId, org.teams ?? [])
@@ -106,8 +110,11 @@ export class SeedWriter {
       this.note('teams', label, previous, values)
       teamIds.set(team.name, row.id)
       this.summary.teams++
-      await this.members(row.id, label, team.members ?? [], at)
-      await this.tokens(team.tokens, { kind: 'team', id: row.id, label: `team ${label}` }, at)
+      const adopted = previous !== undefined && previous.managed_by !== SEED
+      await this.adopting(previous, `team ${label}`, async () => {
+        await this.members(row.id, label, team.members ?? [], at, adopted)
+        await this.tokens(team.tokens, { kind: 'team', id: row.id, label: `team ${label}` }, at, adopted)
+      })
     }
 
     await this.removeWorkspaces(orgId, org.workspaces ?? [])
@@ -177,8 +184,27 @@ export class SeedWriter {
     this.summary.teamAccess++
   }
 
-  /** Makes `usernames` the team's complete list of seed-managed members; members the API or the host added stay. */
-  private async members (teamId: string, teamLabel: string, usernames: string[], where: string): Promise<void> {
+  /**
+   * A row the API or the host made, which the document names, becomes the seed's whole (DESIGN
+   * §9.1): what the document does not declare on it — memberships, tokens — is removed by `write`
+   * (which is told `adopted`), and the apply warns, naming the row and what went. A team somebody
+   * made through the API before the operator's seed named it hands its new grants to nobody.
+   */
+  private async adopting (before: { managed_by: string } | undefined, label: string, write: () => Promise<void>): Promise<void> {
+    const { memberships, tokens } = this.summary.removed
+    const [members, secrets] = [memberships.length, tokens.length]
+    await write()
+    if (before === undefined || before.managed_by === SEED) return
+    const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`
+    const removed = [...(label.startsWith('team ') ? [count(memberships.length - members, 'membership')] : []), count(tokens.length - secrets, 'token')]
+    this.summary.warnings.push(`${label}: made ${before.managed_by === 'api' ? 'through the API' : 'by the host'}, now the seed's — ${removed.join(' and ')} it does not declare removed`)
+  }
+
+  /**
+   * Makes `usernames` the team's complete list of seed-managed members; members the API or the host
+   * added stay — unless the seed adopts the team now (`adopted`): then it keeps only the declared ones.
+   */
+  private async members (teamId: string, teamLabel: string, usernames: string[], where: string, adopted: boolean): Promise<void> {
     const userIds: string[] = []
     for (const [k, username] of usernames.entries()) {
       const id = this.userIds.get(username) ??
@@ -188,7 +214,7 @@ export class SeedWriter {
     }
     await this.directory.removeMemberships((eb) => eb.and([
       eb('team_id', '=', teamId),
-      eb('managed_by', '=', SEED),
+      ...(adopted ? [] : [eb('managed_by', '=', SEED)]),
       ...(userIds.length > 0 ? [eb('user_id', 'not in', userIds)] : [])
     ]))
     if (userIds.length === 0) return
@@ -200,22 +226,26 @@ export class SeedWriter {
     usernames.forEach((username, k) => this.note('memberships', `${teamLabel}: ${username}`, existing.get(userIds[k]!), {}))
   }
 
-  /** Makes `tokens` the subject's complete list of seed-managed tokens (by digest); tokens the API or the host made stay. */
-  private async tokens (tokens: SeedToken[] | undefined, subject: Subject, where: string): Promise<void> {
+  /**
+   * Makes `tokens` the subject's complete list of seed-managed tokens (by digest); tokens the API or
+   * the host made stay — unless the seed adopts the subject now (`adopted`): then only the declared
+   * ones stay, and the others are revoked.
+   */
+  private async tokens (tokens: SeedToken[] | undefined, subject: Subject, where: string, adopted: boolean): Promise<void> {
     const column = ({ organization: 'organization_id', team: 'team_id', user: 'user_id' } as const)[subject.kind]
     const declared = (tokens ?? []).map((token) => tokenDigest(typeof token === 'string' ? token : token.token))
     await this.directory.removeTokens((eb) => eb.and([
       eb(column, '=', subject.id),
-      eb('managed_by', '=', SEED),
+      ...(adopted ? [] : [eb('managed_by', '=', SEED)]),
       ...(declared.length > 0 ? [eb('digest', 'not in', declared)] : [])
     ]))
-    // a secret revoked through the API is revoked for good (DESIGN §9.1): left out, with a warning naming its owner
+    // a revoked secret is revoked for good, whoever revoked it (DESIGN §9.1): left out, with a warning naming its owner
     const revoked = new Set(declared.length === 0
       ? []
       : (await this.trx.selectFrom('revoked_tokens').select('digest').where('digest', 'in', declared).execute()).map((r) => r.digest))
     for (const [k, token] of (tokens ?? []).entries()) {
       if (revoked.has(declared[k]!)) {
-        this.summary.warnings.push(`token of ${subject.label} (${where} › tokens[${k}]): revoked through the API, left out — remove it from the document`)
+        this.summary.warnings.push(`token of ${subject.label} (${where} › tokens[${k}]): revoked, left out — remove it from the document`)
         continue
       }
       const expiresAt = typeof token === 'string' || token['expires-at'] === undefined ? null : new Date(token['expires-at'])

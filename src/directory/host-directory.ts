@@ -157,7 +157,7 @@ export interface WorkspaceChange { name?: string | undefined }
 export type TokenSubject = { teamId: string } | { organizationId: string } | { userId: string }
 
 export interface NewToken {
-  /** The bearer secret (8 to 512 characters); generated as the API does when absent. A secret revoked through the API is refused. */
+  /** The bearer secret (8 to 512 characters); generated as the API does when absent. A revoked secret is refused. */
   secret?: string | undefined
   /** Unique per team. */
   description?: string | null | undefined
@@ -205,7 +205,7 @@ export interface Directory {
 
   /** Creates a token of a team, an organization or a user, managed by the host (`create` event); its secret is answered once. */
   createToken: (subject: TokenSubject, token?: NewToken, options?: DirectoryCallOptions) => Promise<DirectoryToken>
-  /** Removes a token (`destroy` event): it answers 401 from the next request on. */
+  /** Removes a token (`destroy` event): it answers 401 from the next request on, and its secret is revoked for good. */
   removeToken: (id: string, options?: DirectoryCallOptions) => Promise<void>
 }
 
@@ -224,6 +224,7 @@ export function directory (database: Kysely<any>, options: { schema?: string } =
   const call = async <T>(options: DirectoryCallOptions | undefined, work: (trx: Trx, writer: DirectoryWriter, source: DirectoryChangeSource) => Promise<T>): Promise<T> => {
     const given = validated('CallOptions', options ?? {}, 'options')
     const source: DirectoryChangeSource = {
+      by: 'host',
       accessor: { kind: 'system', description: given.actor ?? HOST },
       requestId: given.requestId ?? randomUUID()
     }
@@ -437,7 +438,7 @@ export function directory (database: Kysely<any>, options: { schema?: string } =
             : ['user', (await lock(trx, 'users', who.userId, 'user', 'share')).id] as const
         const revoked = await trx.selectFrom('revoked_tokens').select('digest').where('digest', '=', digest).executeTakeFirst()
         // never the secret or its digest in a message
-        if (revoked !== undefined) throw new DirectoryError('invalid', 'this secret was revoked through the API and is revoked for good: use another')
+        if (revoked !== undefined) throw new DirectoryError('invalid', 'this secret was revoked, and is revoked for good: use another')
         const created = await trx
           .with('inserted', (qc) => qc.insertInto('tokens').values({
             id: newId('at'),
@@ -504,8 +505,13 @@ type Input<N extends SchemaName> = Static<typeof DIRECTORY_SCHEMAS[N]>
 const validators = new Map<SchemaName, ValidateFunction>()
 let ajv: ReturnType<typeof createAjv> | undefined
 
-/** The input, its undefined members dropped (absent and undefined mean the same), if the schema accepts it; else invalid. */
-function validated<N extends SchemaName> (name: N, value: unknown, what: string): Input<N> {
+/**
+ * The input, its undefined members dropped (absent and undefined mean the same), if the schema
+ * accepts it; else a DirectoryError `invalid` naming what is wrong — for every call of the host's,
+ * the directory's and the plugin's questions (src/plugin.ts) alike, so that no bad argument reaches
+ * a statement.
+ */
+export function validated<N extends SchemaName> (name: N, value: unknown, what: string): Input<N> {
   let validate = validators.get(name)
   if (validate === undefined) {
     ajv ??= createAjv()

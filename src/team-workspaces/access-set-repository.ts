@@ -105,7 +105,7 @@ export class AccessSetTransaction {
     const accessor = accessorOf(caller)
     const returned = ['organization_id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES] as const
     if (plan.add.length > 0) {
-      await this.trx
+      const inserted = await this.trx
         .with('inserted', (qc) => qc.insertInto('team_workspaces')
           .values(plan.add.map((row) => ({
             id: newId('tws'),
@@ -119,9 +119,10 @@ export class AccessSetTransaction {
         .with('audit', (qc) => recordEvents(qc, 'inserted', { action: 'add_team', accessor, requestId, permissions: true }))
         .selectFrom('inserted').select('inserted.team_id')
         .execute()
+      wrote(inserted.length, plan.add.length)
     }
     for (const row of plan.update) {
-      await this.trx
+      const updated = await this.trx
         .with('updated', (qc) => qc.updateTable('team_workspaces')
           .set({ access: row.access as Access, ...permissionColumns(row.permissions) })
           .where('team_workspaces.id', '=', row.id)
@@ -129,15 +130,27 @@ export class AccessSetTransaction {
         .with('audit', (qc) => recordEvents(qc, 'updated', { action: 'update_team_permissions', accessor, requestId, permissions: true }))
         .selectFrom('updated').select('updated.team_id')
         .execute()
+      wrote(updated.length, 1)
     }
     if (plan.remove.length > 0) {
-      await this.trx
+      const removed = await this.trx
         .with('removed', (qc) => qc.deleteFrom('team_workspaces')
           .where('team_workspaces.id', 'in', plan.remove.map((row) => row.id))
           .returning(['organization_id', 'team_id', 'workspace_id']))
         .with('audit', (qc) => recordEvents(qc, 'removed', { action: 'remove_team', accessor, requestId, permissions: false }))
         .selectFrom('removed').select('removed.team_id')
         .execute()
+      wrote(removed.length, plan.remove.length)
     }
   }
+}
+
+/**
+ * A step of a change wrote fewer rows than its plan: the set is not the one the transaction locked
+ * (which the locks rule out) — the change is taken back whole rather than half applied.
+ */
+export class SetChangedMeanwhile extends Error {}
+
+function wrote (rows: number, planned: number): void {
+  if (rows !== planned) throw new SetChangedMeanwhile(`wrote ${rows} of ${planned} rows`)
 }

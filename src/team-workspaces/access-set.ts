@@ -8,7 +8,7 @@ import { permissionsOf } from '../db/permission-columns.js'
 import { impossibleId } from '../db/ids.js'
 import { createAjv, errorMessage } from '../validation.js'
 import { accessSetEtag, desiredRows, ifMatchAccepts, planAccessSet, type AccessSetEntry, type AccessSetProblem } from './access-set-plan.js'
-import type { AccessSetRepository } from './access-set-repository.js'
+import { SetChangedMeanwhile, type AccessSetRepository } from './access-set-repository.js'
 import type { TeamWorkspaceView } from './team-workspaces-repository.js'
 
 /**
@@ -137,6 +137,7 @@ export async function setWorkspaceAccess (repository: AccessSetRepository, input
     })
   } catch (err) {
     if (err instanceof DryRun) return err.outcome
+    if (err instanceof SetChangedMeanwhile) throw new AccessSetError('precondition-failed', 'The set changed while it was being written; nothing was changed.')
     throw err
   }
 }

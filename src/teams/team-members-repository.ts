@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { callerGrants } from '../access/grants.js'
-import { managesMembersOf } from '../access/predicates.js'
+import { isOwnerOf, managesMembersOf } from '../access/predicates.js'
 import { accessorOf, recordDirectoryEvents } from '../audit/audit-record.js'
 import { isGoneWhileWaiting } from '../db/write-races.js'
 import type { Caller } from '../auth/caller.js'
@@ -32,7 +32,7 @@ export class TeamMembersRepository {
     const names = [...new Set(usernames)]
     const result = await sql<{ unknown: string[] }>`with grants as (${callerGrants(this.db, caller)}),
       target as (select t.id, t.organization_id, t.name from ${table.teams} t where t.id = ${teamId} and ${managesMembersOf('t')}),
-      found as (select u.id, u.username from ${table.users} u where u.username = any(${names}::text[])),
+      found as (${this.found(names)}),
       unknown as (select n.username from unnest(${names}::text[]) as n(username)
         where not exists (select 1 from found f where f.username = n.username)),
       inserted as (insert into ${table.team_memberships} (team_id, user_id, managed_by)
@@ -60,7 +60,7 @@ export class TeamMembersRepository {
     const names = [...new Set(usernames)]
     const result = await sql<{ unknown: string[], seed: string[], last_owner: boolean }>`with grants as (${callerGrants(this.db, caller)}),
       target as (select t.id, t.organization_id, t.name, t.is_owners from ${table.teams} t where t.id = ${teamId} and ${managesMembersOf('t')}),
-      found as (select u.id, u.username from ${table.users} u where u.username = any(${names}::text[])),
+      found as (${this.found(names)}),
       unknown as (select n.username from unnest(${names}::text[]) as n(username)
         where not exists (select 1 from found f where f.username = n.username)),
       members as (select m.user_id, m.managed_by from ${table.team_memberships} m where m.team_id = (select id from target) for update),
@@ -79,6 +79,18 @@ export class TeamMembersRepository {
       audit as (${this.events('remove_member', caller, requestId)})
       select v.unknown, v.seed, v.last_owner from target, verdict v`.execute(this.db)
     return this.refusal(result.rows[0], result.rows[0])
+  }
+
+  /**
+   * The users the names name, as the caller may know them: an owner finds any user (it brings users
+   * into its organization); anyone else only the organization's members — a user outside it is
+   * answered as a name that names nobody, so that nothing is learnt of other organizations. Reads
+   * the statement's `target` team.
+   */
+  private found (names: string[]) {
+    return sql`select u.id, u.username from ${table.users} u, target where u.username = any(${names}::text[])
+      and (${isOwnerOf('target.organization_id')} or exists (select 1 from ${table.team_memberships} om join ${table.teams} ot on ot.id = om.team_id
+        where om.user_id = u.id and ot.organization_id = target.organization_id))`
   }
 
   private refusal (row: { unknown: string[] } | undefined, removal: { seed: string[], last_owner: boolean } | undefined): MembersRefusal | undefined {

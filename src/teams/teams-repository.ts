@@ -218,11 +218,13 @@ export class TeamsRepository {
       await sql`with removed as (delete from ${table.team_workspaces} where team_id = ${id} returning id, organization_id, team_id, workspace_id),
         audit as (${recordEvents(trx, 'removed', { action: 'remove_team', accessor: accessorOf(caller), requestId, permissions: false })})
         select count(*) from removed`.execute(trx)
-      await sql`with destroyed as (delete from ${table.teams} where id = ${id} returning organization_id, id, name),
+      const destroyed = await sql`with destroyed as (delete from ${table.teams} where id = ${id} returning organization_id, id, name),
         forgotten as (delete from ${table.seed_grants} where team_id = ${id}),
         events as (select organization_id, id as resource_id, jsonb_build_object('team', name) as meta from destroyed),
         audit as (${this.directoryEvents('events', 'destroy', caller, requestId)})
         select id from destroyed`.execute(trx)
+      // the team is locked: its delete finds it, or nothing of this write stays (its rows' removal included)
+      if (destroyed.rows.length !== 1) throw new Error(`team ${id} went while locked`)
       return {}
     })
   }

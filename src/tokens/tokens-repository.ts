@@ -5,6 +5,7 @@ import { callerGrants, tokenStillNamesCaller } from '../access/grants.js'
 import { managesTeam, ownsThroughTeam } from '../access/predicates.js'
 import { accessorOf, recordDirectoryEvents, tokenEvents, type DirectoryChange } from '../audit/audit-record.js'
 import type { Caller } from '../auth/caller.js'
+import { isGoneWhileWaiting } from '../db/write-races.js'
 import { tokenDigest } from '../auth/token-digest.js'
 import { newTokenSecret } from './token-secret.js'
 import { table } from '../db/tables.js'
@@ -56,14 +57,20 @@ export class TokensRepository {
    */
   async regenerate (caller: Caller, subject: Subject & { kind: 'team' | 'organization' }, expiresAt: Date | null, requestId: string): Promise<CreateResult> {
     return await this.db.transaction().execute(async (trx) => {
-      // the subject's row is locked: concurrent regenerates of one subject take turns
-      const lock = subject.kind === 'team'
-        ? sql`select t.id from ${table.teams} t where t.id = ${subject.teamId}::text and ${managesTeam('t')} for update of t`
-        : sql`select o.id from ${table.organizations} o where o.name = ${subject.organization}::text and ${ownsThroughTeam('o.id')} for update of o`
-      const found = await sql`with grants as (${callerGrants(trx, caller)}) ${lock}`.execute(trx)
-      if (found.rows.length === 0) return { created: undefined, taken: false }
-      const revoked = await this.revokeWhere(trx, caller, this.subjectOf(caller, subject), sql`tk.description is null and tk.managed_by = 'api'`, requestId)
-      return { ...(await this.insert(trx, caller, subject, null, expiresAt, requestId)), revoked }
+      // the subject's row is locked as the caller may manage it: concurrent regenerates of one subject take turns
+      const found = await sql<SubjectRow>`with grants as (${callerGrants(trx, caller)}) ${this.subjectOf(caller, subject)} for update`.execute(trx)
+      const locked = found.rows[0]
+      if (locked === undefined) return { created: undefined, taken: false }
+      // the caller was found to manage the subject, which stays locked: what follows acts on that row as
+      // it is, not on the caller's grants again — the token revoked may be the one the caller came with
+      const revoked = await this.revokeWhere(trx, caller, subjectValues(locked), sql`tk.description is null and tk.managed_by = 'api'`, requestId)
+      const created = await this.insert(trx, caller, subjectValues(locked), null, expiresAt, requestId)
+      // every step finds its row, or nothing is written at all
+      if (created.created === undefined) throw new NothingToDo()
+      return { ...created, revoked }
+    }).catch((err: unknown) => {
+      if (err instanceof NothingToDo) return { created: undefined, taken: false }
+      throw err
     })
   }
 
@@ -72,7 +79,12 @@ export class TokensRepository {
    * already has a token of that description.
    */
   async create (caller: Caller, subject: Subject & { kind: 'team' | 'user' }, description: string | null, expiresAt: Date | null, requestId: string): Promise<CreateResult> {
-    return await this.insert(this.db, caller, subject, description, expiresAt, requestId)
+    return await this.insert(this.db, caller, this.subjectOf(caller, subject), description, expiresAt, requestId)
+      .catch((err: unknown) => {
+        // the team (or user) was deleted while the insert waited for it: not there (404), never a 500
+        if (isGoneWhileWaiting(err)) return { created: undefined, taken: false }
+        throw err
+      })
   }
 
   /** The description-less API token of a team or an organization, if the caller manages it. */
@@ -164,11 +176,11 @@ export class TokensRepository {
     return result.rows.map((row) => row.digest)
   }
 
-  /** Inserts a new API token of the subject and records its create events, in one statement. */
-  private async insert (db: Kysely<Database>, caller: Caller, subject: Subject, description: string | null, expiresAt: Date | null, requestId: string): Promise<CreateResult> {
+  /** Inserts a new API token of the subject (a statement answering its row) and records its create events, in one statement. */
+  private async insert (db: Kysely<Database>, caller: Caller, subject: RawBuilder<unknown>, description: string | null, expiresAt: Date | null, requestId: string): Promise<CreateResult> {
     const secret = newTokenSecret()
     const createdBy = caller.kind === 'user' ? caller.userId : null
-    const result = await sql<TokenView & { subject: string, id: string | null }>`with grants as (${callerGrants(db, caller)}), subject as (${this.subjectOf(caller, subject)}),
+    const result = await sql<TokenView & { subject: string, id: string | null }>`with grants as (${callerGrants(db, caller)}), subject as (${subject}),
       inserted as (insert into ${table.tokens} (id, kind, organization_id, team_id, user_id, digest, expires_at, managed_by, description, created_by)
         select ${newId('at')}::text, s.kind, s.organization_id, s.team_id, s.user_id, ${tokenDigest(secret)}::text,
           ${expiresAt?.toISOString() ?? null}::timestamptz, 'api', ${description}::text, ${createdBy}::text from subject s
@@ -183,6 +195,16 @@ export class TokensRepository {
     return { created: row, secret }
   }
 }
+
+/** A subject as `subjectOf` answers it. */
+interface SubjectRow { kind: string, organization_id: string | null, team_id: string | null, user_id: string | null }
+
+/** A subject found (and locked) before, as the row `subjectOf` would answer. */
+const subjectValues = (row: SubjectRow): RawBuilder<unknown> =>
+  sql`select ${row.kind}::text as kind, ${row.organization_id}::text as organization_id, ${row.team_id}::text as team_id, ${row.user_id}::text as user_id, null::text as token_id`
+
+/** Thrown inside a transaction whose step found nothing to do: the transaction rolls back whole. */
+class NothingToDo extends Error {}
 
 /** A token `tk` is of the subject `s`. */
 const subjectMatches = () => sql<boolean>`(tk.kind = s.kind and (

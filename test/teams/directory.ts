@@ -21,14 +21,8 @@ export const CALLERS = {
   globexOwner: 'globex-owner-token'
 } as const
 
-/**
- * The fixture world plus a `leads` team (manage-teams, with a team token and the user `lead`), a
- * `membership` team (manage-membership, the user `hr`), and an owner of the other organization.
- * The seed stores only the workspace flags, so the directory's flags are set after it. The owners
- * team and its membership are made the host's (the seed manages them in the fixture), so that the
- * owners team's own rules can be seen beside the seed's.
- */
-export async function buildDirectory (t: Test): Promise<FastifyInstance> {
+/** The seed buildDirectory applies (applied again, it is a restart of a seeded service). */
+export function directorySeed (): any {
   const seed = structuredClone(world) as any
   seed.users.push(
     { id: 'user-lead', username: 'lead', tokens: [CALLERS.lead] },
@@ -37,13 +31,24 @@ export async function buildDirectory (t: Test): Promise<FastifyInstance> {
     { id: 'user-spare', username: 'spare' }
   )
   seed.organizations[0].teams.push(
-    { id: 'team-leads', name: 'leads', visibility: 'secret', members: ['lead'], tokens: [CALLERS.leadsTeam] },
-    { id: 'team-membership', name: 'membership', visibility: 'secret', members: ['hr'] }
+    { id: 'team-leads', name: 'leads', visibility: 'secret', members: ['lead'], tokens: [CALLERS.leadsTeam], 'organization-access': { 'manage-teams': true } },
+    { id: 'team-membership', name: 'membership', visibility: 'secret', members: ['hr'], 'organization-access': { 'manage-membership': true } },
+    // spare is a member of the organization (a non-owner finds only members), through a team that grants nothing
+    { id: 'team-staff', name: 'staff', visibility: 'secret', members: ['spare'] }
   )
   seed.organizations[1].teams.push({ id: 'team-globex-owners', name: 'owners', owners: true, members: ['globex-owner'] })
-  const app = await build(t, { seed })
-  await app.db.updateTable('teams').set({ manage_teams: true }).where('id', '=', 'team-leads').execute()
-  await app.db.updateTable('teams').set({ manage_membership: true }).where('id', '=', 'team-membership').execute()
+  return seed
+}
+
+/**
+ * The fixture world plus a `leads` team (manage-teams, with a team token and the user `lead`), a
+ * `membership` team (manage-membership, the user `hr`), a `staff` team of the user `spare`
+ * (granting nothing), and an owner of the other organization. The owners team and its membership
+ * are made the host's (the seed manages them in the fixture), so that the owners team's own rules
+ * can be seen beside the seed's.
+ */
+export async function buildDirectory (t: Test): Promise<FastifyInstance> {
+  const app = await build(t, { seed: directorySeed() })
   await app.db.updateTable('teams').set({ managed_by: 'host' }).where('id', '=', 'team-owners').execute()
   await app.db.updateTable('team_memberships').set({ managed_by: 'host' }).where('team_id', '=', 'team-owners').execute()
   return app

@@ -90,13 +90,13 @@ t.test(`team membership (DESIGN §9.4) on ${ENGINE}`, async (t) => {
   })
 
   t.test('the owners team keeps a member', async (t) => {
-    const last = await api.removeMembers('team-owners', ['owner'], org)
+    const last = await api.removeMembers('team-owners', ['owner'], CALLERS.ownersTeam)
     t.equal(last.statusCode, 422, 'its last member cannot be removed')
     t.equal((await api.addMembers('team-owners', ['spare'], CALLERS.owner)).statusCode, 204)
-    const racers = await Promise.all([api.removeMembers('team-owners', ['owner'], org), api.removeMembers('team-owners', ['spare'], org)])
+    const racers = await Promise.all([api.removeMembers('team-owners', ['owner'], CALLERS.ownersTeam), api.removeMembers('team-owners', ['spare'], CALLERS.ownersTeam)])
     t.same(racers.map((r) => r.statusCode).sort(), [204, 422], 'of two concurrent removals of its two members, one is refused')
     t.equal((await api.show('team-owners', org)).json().data.attributes['users-count'], 1)
-    const both = await api.removeMembers('team-owners', ['owner', 'spare'], org)
+    const both = await api.removeMembers('team-owners', ['owner', 'spare'], CALLERS.ownersTeam)
     t.equal(both.statusCode, 422, 'nor its every member at once')
   })
 })

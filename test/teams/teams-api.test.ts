@@ -101,7 +101,7 @@ t.test(`the Teams API (DESIGN §9.3) on ${ENGINE}`, async (t) => {
     }
     t.equal((await api.update('team-owners', { name: 'bosses' }, CALLERS.owner)).statusCode, 422, 'the owners team is not renamed')
     t.equal((await api.update('team-owners', { 'organization-access': { 'manage-workspaces': true } }, CALLERS.owner)).statusCode, 422, 'nor given organization access')
-    t.equal((await api.destroy('team-owners', org)).statusCode, 422, 'nor deleted')
+    t.equal((await api.destroy('team-owners', CALLERS.ownersTeam)).statusCode, 422, 'nor deleted')
     t.equal((await api.update('team-owners', { name: 'owners', visibility: 'organization' }, CALLERS.owner)).statusCode, 200, 'its visibility may change')
     t.equal((await api.show('team-owners', org)).json().data.attributes.name, 'owners')
   })

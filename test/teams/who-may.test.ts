@@ -123,10 +123,14 @@ t.test(`who may manage teams and their members on ${ENGINE}`, async (t) => {
 
   t.test('(b) the owners team: only owners manage it; never deleted, renamed or given flags; keeps a member', async (t) => {
     t.equal((await api.destroy('team-owners', CALLERS.owner)).statusCode, 422)
-    t.equal((await api.update('team-owners', { name: 'chiefs' }, org)).statusCode, 422)
-    t.equal((await api.update('team-owners', { 'organization-access': { 'manage-teams': true } }, org)).statusCode, 422)
-    t.equal((await api.removeMembers('team-owners', ['owner'], org)).statusCode, 422)
+    t.equal((await api.update('team-owners', { name: 'chiefs' }, CALLERS.ownersTeam)).statusCode, 422)
+    t.equal((await api.update('team-owners', { 'organization-access': { 'manage-teams': true } }, CALLERS.ownersTeam)).statusCode, 422)
+    t.equal((await api.removeMembers('team-owners', ['owner'], CALLERS.ownersTeam)).statusCode, 422)
     t.same((await api.show('team-owners', CALLERS.owner)).json().data.attributes.permissions, { 'can-update-membership': true, 'can-destroy': false })
+    // owners acting through the owners team, not the organization token (rule a: it may not manage organization tokens, which the owners team may)
+    hidden(t, await api.addMembers('team-owners', ['spare'], org), 'add', 'the organization token on the owners team')
+    hidden(t, await api.update('team-owners', { visibility: 'organization' }, org), 'update', 'the organization token on the owners team')
+    t.same((await api.show('team-owners', org)).json().data.attributes.permissions, { 'can-update-membership': false, 'can-destroy': false })
   })
 
   t.test('(c) only owners set or change organization-access flags', async (t) => {

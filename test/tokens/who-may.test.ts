@@ -62,15 +62,18 @@ t.test(`who may manage which tokens (DESIGN §9.5) on ${ENGINE}`, async (t) => {
 
   // each row: a request, its twin about a subject that does not exist, and who may
   const rows: Array<{ name: string, url: string, missing: string, allowed: Who[] }> = [
-    { name: 'a plain team', url: '/teams/team-blue/authentication-token', missing: '/teams/team-missing/authentication-token', allowed: [...owners, 'manage-teams (user)', 'manage-teams (team token)', 'manage-teams + manage-workspaces (user)'] },
-    { name: 'a plain team, its list', url: '/teams/team-blue/authentication-tokens', missing: '/teams/team-missing/authentication-tokens', allowed: [...owners, 'manage-teams (user)', 'manage-teams (team token)', 'manage-teams + manage-workspaces (user)'] },
+    { name: 'a plain team', url: '/teams/team-green/authentication-token', missing: '/teams/team-missing/authentication-token', allowed: [...owners, 'manage-teams (user)', 'manage-teams (team token)', 'manage-teams + manage-workspaces (user)'] },
+    // blue reads dev: only who holds read on dev (manage-workspaces) may make its tokens (rule a counts rows)
+    { name: 'a team with a row', url: '/teams/team-blue/authentication-token', missing: '/teams/team-missing/authentication-token', allowed: [...owners, 'manage-teams + manage-workspaces (user)'] },
+    { name: 'a plain team, its list', url: '/teams/team-green/authentication-tokens', missing: '/teams/team-missing/authentication-tokens', allowed: [...owners, 'manage-teams (user)', 'manage-teams (team token)', 'manage-teams + manage-workspaces (user)'] },
     { name: 'a team with manage-workspaces', url: '/teams/team-managers/authentication-token', missing: '/teams/team-missing/authentication-token', allowed: [...owners, 'manage-teams + manage-workspaces (user)'] },
     { name: 'a team with read-workspaces', url: '/teams/team-readers/authentication-token', missing: '/teams/team-missing/authentication-token', allowed: [...owners, 'manage-teams + manage-workspaces (user)'] }, // manage-workspaces holds read
-    { name: 'the owners team', url: '/teams/team-owners/authentication-token', missing: '/teams/team-missing/authentication-token', allowed: owners },
+    // the organization token may not manage the organization's tokens: nor the tokens of the owners team, which may
+    { name: 'the owners team', url: '/teams/team-owners/authentication-token', missing: '/teams/team-missing/authentication-token', allowed: ['owner (user)', 'owners team token'] },
     { name: 'the organization token', url: '/organizations/acme/authentication-token', missing: '/organizations/no-such-org/authentication-token', allowed: ['owner (user)', 'owners team token'] },
     { name: "a user's tokens", url: '/users/user-reader/authentication-tokens', missing: '/users/user-missing/authentication-tokens', allowed: ['the reader'] },
-    { name: "a team's token by id", url: `/authentication-tokens/${await tokenIdOf('team-blue')}`, missing: '/authentication-tokens/at-missing', allowed: [...owners, 'manage-teams (user)', 'manage-teams (team token)', 'manage-teams + manage-workspaces (user)'] },
-    { name: "the owners team's token by id", url: `/authentication-tokens/${await tokenIdOf('team-owners')}`, missing: '/authentication-tokens/at-missing', allowed: owners },
+    { name: "a team's token by id", url: `/authentication-tokens/${await tokenIdOf('team-green')}`, missing: '/authentication-tokens/at-missing', allowed: [...owners, 'manage-teams (user)', 'manage-teams (team token)', 'manage-teams + manage-workspaces (user)'] },
+    { name: "the owners team's token by id", url: `/authentication-tokens/${await tokenIdOf('team-owners')}`, missing: '/authentication-tokens/at-missing', allowed: ['owner (user)', 'owners team token'] },
     { name: "the organization's token by id", url: `/authentication-tokens/${organizationToken.id}`, missing: '/authentication-tokens/at-missing', allowed: ['owner (user)', 'owners team token'] },
     { name: "a user's token by id", url: `/authentication-tokens/${readerToken.id}`, missing: '/authentication-tokens/at-missing', allowed: ['the reader'] }
   ]
