@@ -8,8 +8,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
 COPY schemas ./schemas
-# bundles the standalone entry points (dist/src/server.js, dist/src/bin.js and dist/src/chunks/)
-COPY scripts/bundle.mjs ./scripts/
+# bundles the standalone entry points (dist/src/server.js, dist/src/bin.js and dist/src/chunks/); the
+# build's last step notes what it built from (build-if-changed.mjs --stamp)
+COPY scripts/bundle.mjs scripts/build-if-changed.mjs ./scripts/
 # dist/src, dist/migrations, dist/schemas and dist/pglite (the embedded database's snapshot)
 RUN npm run build
 

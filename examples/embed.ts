@@ -93,7 +93,7 @@ export const directory: SeedDocument = {
       { id: 'team-platform', name: 'platform', owners: true, members: ['ann'] },
       { id: 'team-web', name: 'web', visibility: 'organization', members: ['ben'] }
     ],
-    workspaces: [{ id: 'ws-web-prod', name: 'web-prod' }],
+    workspaces: [{ id: 'ws-WebProduction001', name: 'web-prod' }],
     'team-access': [{ team: 'web', workspace: 'web-prod', access: 'plan' }]
   }]
 }
@@ -107,7 +107,7 @@ if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].re
   // a script may write the directory too: the same functions, on the app or on a database handle (`directory(db)`)
   const cy = await app.teamAccess.directory.createUser({ username: 'cy' }, { actor: 'example' })
   await app.listen({ port: 3001 })
-  console.log('try: curl -H "x-user-id: user-ann" "http://127.0.0.1:3001/tfe/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-web-prod"')
+  console.log('try: curl -H "x-user-id: user-ann" "http://127.0.0.1:3001/tfe/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-WebProduction001"')
   console.log(`     curl -X PUT -H "x-user-id: user-ann" http://127.0.0.1:3001/admin/teams/team-web/members/${cy.id}`)
   console.log('     curl -X DELETE -H "x-user-id: user-ann" http://127.0.0.1:3001/admin/teams/team-web')
 }

@@ -16,7 +16,7 @@ import { connectRateLimitRedis } from './limits/rate-limit-redis.js'
 import { clientErrorHandler, createListener } from './listener.js'
 import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
-import { registerDocsUi, registerOpenApi } from './docs.js'
+import { DOCS_PATH, registerDocsUi, registerOpenApi } from './docs.js'
 import teamAccess from './plugin.js'
 import { buildSerializerOncePerSchema } from './validation.js'
 
@@ -105,8 +105,9 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   app.setNotFoundHandler(notFoundHandler)
   app.addHook('onRequest', async (request, reply) => { void reply.header('x-request-id', request.id) })
   // an error of the listening socket (accept failing when descriptors run out) is logged, not
-  // thrown: with no listener it would end the process
-  app.server.on('error', (err) => { app.log.warn({ err: loggable(err) }, 'listening socket error') })
+  // thrown: with no listener it would end the process. Before it listens, listen() itself rejects
+  // with it (a port in use: one line from the entry, no stack here)
+  app.server.on('error', (err) => { if (app.server.listening) app.log.warn({ err: loggable(err) }, 'listening socket error') })
 
   const connection = await (options.connection ?? connect(config.database, { ...config.databaseTimeouts, ...(config.schema === undefined ? {} : { schema: config.schema }), onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') }))
   app.addHook('onClose', async () => await connection.close())
@@ -130,6 +131,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
       ? new ApiError(503, 'service unavailable', 'The service is overloaded.')
       : null
   app.get('/healthz', async () => ({ status: 'ok' }))
+  // a person who opens the service's address lands on its documentation
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => await reply.redirect(DOCS_PATH, 302))
   app.get('/readyz', async (_request, reply) => {
     // not ready is an answer, not a failure: the document without an error log line per probe
     const unready = (error: ApiError) => reply.status(error.statusCode).type(JSONAPI_TYPE).send({ errors: [error.toObject()] })
@@ -235,9 +238,13 @@ async function seedOnStart (app: FastifyInstance, db: Kysely<Database>, config: 
   }
   // DESIGN §6: the published demo tokens only ever on a laptop — embedded, empty, no seed of
   // the operator's, listening on loopback; a container (HOST=0.0.0.0) never gets them
-  if (!config.demo || !('dataDir' in config.database) || !isLoopback(config.host)) return
   const any = await db.selectFrom('organizations').select('id').limit(1).executeTakeFirst()
   if (any !== undefined) return
+  if (!config.demo || !('dataDir' in config.database) || !isLoopback(config.host)) {
+    // every request would be 401 with nothing to say why: say it once, here
+    app.log.warn('empty database: no organization, so no token to ask with — apply a seed (`npx team-access seed FILE`, or SEED_FILE), or the demo data on a laptop (`npx team-access seed --demo`)')
+    return
+  }
   const { created, changed, removed, ...counts } = await applySeedFile(db, DEMO_SEED)
   app.demoSeeded = true
   app.log.info({ seed: DEMO_SEED, ...counts }, 'empty embedded database: demo data applied')

@@ -1,16 +1,19 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { buildApp } from './app.js'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { buildApp, DEMO_SEED, isLoopback } from './app.js'
 import { loadConfig } from './config.js'
 import { projectFile } from './project-file.js'
 import { connect } from './db/connect.js'
 import { migrate, upToDate } from './db/migrate.js'
 import { applySeedFile } from './db/seed-file.js'
 import { formatSeedSummary } from './db/seed.js'
+import { databaseMissing } from './db/connect.js'
 
 export const USAGE = `usage: team-access serve                    run the service (settings from the environment: README, "Settings")
        team-access migrate                  apply the migrations (one job for N replicas; see MIGRATE_ON_START)
        team-access seed [--dry-run] FILE   apply a seed file (--dry-run: say what it would change, change nothing)
+       team-access seed [--dry-run] --demo apply the demo data (published tokens: only where HOST is a loopback address)
        team-access schemas [--write | --check]   print the OpenAPI document (--write: to schemas/openapi.json; --check: fail when that file is stale)
+       team-access --help | --version
 The database is DATABASE_URL's, or the embedded one in DATA_DIR (stop a service using it first).`
 export const OPENAPI_FILE = projectFile('schemas/openapi.json')
 
@@ -46,38 +49,94 @@ async function schemas (mode: string | undefined): Promise<number> {
   return 0
 }
 
+/** The package's version, as `team-access --version` prints it. */
+function version (): string {
+  return (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version
+}
+
+/** What the command line asks for, or the one-line reason it makes no sense (exit 2, with the usage). */
+type Command =
+  | { kind: 'help' | 'version' | 'migrate' }
+  | { kind: 'schemas', mode: string | undefined }
+  | { kind: 'seed', file: string, demo: boolean, dryRun: boolean }
+  | { kind: 'usage', problem?: string }
+
+function parse (argv: string[]): Command {
+  const [command, ...rest] = argv
+  switch (command) {
+    case undefined: return { kind: 'usage' }
+    case '--help': case '-h': case 'help': return rest.length === 0 ? { kind: 'help' } : { kind: 'usage', problem: `unexpected: ${rest.join(' ')}` }
+    case '--version': case '-v': return rest.length === 0 ? { kind: 'version' } : { kind: 'usage', problem: `unexpected: ${rest.join(' ')}` }
+    case 'migrate': return rest.length === 0 ? { kind: 'migrate' } : { kind: 'usage', problem: `unexpected: ${rest.join(' ')}` }
+    case 'schemas':
+      return rest.length <= 1 && (rest[0] === undefined || rest[0] === '--write' || rest[0] === '--check') ? { kind: 'schemas', mode: rest[0] } : { kind: 'usage', problem: `unexpected: ${rest.join(' ')}` }
+    case 'seed': {
+      const dryRun = rest.includes('--dry-run')
+      const demo = rest.includes('--demo')
+      const files = rest.filter((arg) => arg !== '--dry-run' && arg !== '--demo')
+      if (files.some((arg) => arg.startsWith('--'))) return { kind: 'usage', problem: `unknown option: ${files.find((arg) => arg.startsWith('--'))!}` }
+      if (demo ? files.length !== 0 : files.length !== 1) return { kind: 'usage', problem: demo ? 'seed --demo takes no file' : 'seed needs one FILE (or --demo)' }
+      return { kind: 'seed', file: demo ? DEMO_SEED : files[0]!, demo, dryRun }
+    }
+    default: return { kind: 'usage', problem: `unknown command: ${command}` }
+  }
+}
+
 /**
- * `team-access migrate` and `team-access seed [--dry-run] FILE`: exit 0 on success, 1 with a one-line
- * reason otherwise. A seed prints what it created, changed and removed; with --dry-run, what it
- * would, and changes nothing.
+ * `team-access migrate` and `team-access seed [--dry-run] FILE | --demo`: exit 0 on success, 1 with a
+ * one-line reason otherwise, 2 for a command line that makes no sense (with the usage). A seed
+ * prints what it created, changed and removed; with --dry-run, what it would, and changes nothing —
+ * not even creating a database: a dry run needs one that is there.
  */
 export async function main (argv: string[]): Promise<number> {
-  const [command, ...rest] = argv
-  if (command === 'schemas' && rest.length <= 1 && (rest[0] === undefined || rest[0] === '--write' || rest[0] === '--check')) return await schemas(rest[0])
-  const dryRun = command === 'seed' && rest[0] === '--dry-run'
-  const file = dryRun ? rest[1] : rest[0]
-  const extra = rest.length > (dryRun ? 2 : 1)
-  if (!(command === 'migrate' && rest.length === 0) && !(command === 'seed' && file !== undefined && !extra)) {
-    console.error(USAGE)
-    return 2
+  const command = parse(argv)
+  switch (command.kind) {
+    case 'help': console.log(USAGE); return 0
+    case 'version': console.log(version()); return 0
+    case 'schemas': return await schemas(command.mode)
+    case 'usage':
+      console.error(command.problem === undefined ? USAGE : `team-access: ${command.problem}\n${USAGE}`)
+      return 2
   }
   const config = loadConfig()
+  const seed = command.kind === 'seed' ? command : undefined
+  if (seed?.demo === true && !isLoopback(config.host)) {
+    console.error(`team-access: the demo data's tokens are published: not for a service that listens on ${config.host} (set HOST to a loopback address, 127.0.0.1)`)
+    return 1
+  }
+  if (seed?.dryRun === true && 'dataDir' in config.database && !config.database.dataDir.startsWith('memory://') && isEmptyOrMissing(config.database.dataDir)) {
+    console.error(`team-access: no database in DATA_DIR (${config.database.dataDir}): a dry run plans against one that is there (start the service once, or run \`team-access migrate\`)`)
+    return 1
+  }
   const connection = await connect(config.database, config.schema === undefined ? {} : { schema: config.schema })
   try {
     // a dry run changes nothing, not even the schema: it plans against a database already migrated
-    if (dryRun && !(await upToDate(connection.db))) {
+    if (seed?.dryRun === true && !(await upToDate(connection.db))) {
       console.error('team-access: the database has migrations to apply; run `team-access migrate` first, then the dry run')
       return 1
     }
     const applied = await migrate(connection.db)
-    if (command === 'migrate') {
+    if (seed === undefined) {
       console.log(applied.length === 0 ? 'migrations: up to date' : `migrations applied: ${applied.map((m) => m.migrationName).join(', ')}`)
     } else {
-      const [headline, ...lines] = formatSeedSummary(await applySeedFile(connection.db, file!, { dryRun }))
-      console.log([`seed ${file!}: ${headline!}`, ...lines].join('\n'))
+      const [headline, ...lines] = formatSeedSummary(await applySeedFile(connection.db, seed.file, { dryRun: seed.dryRun }))
+      console.log([`seed ${seed.demo ? 'the demo data' : seed.file}: ${headline!}`, ...lines].join('\n'))
     }
     return 0
+  } catch (err) {
+    const missing = databaseMissing(err, config.database)
+    if (missing === undefined) throw err
+    console.error(`team-access: ${missing}`)
+    return 1
   } finally {
     await connection.close()
+  }
+}
+
+function isEmptyOrMissing (dir: string): boolean {
+  try {
+    return readdirSync(dir).length === 0
+  } catch {
+    return true
   }
 }

@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.js'
-import { connect } from './db/connect.js'
+import { connect, databaseMissing } from './db/connect.js'
 import { SeedError } from './db/seed.js'
 import { DataDirInUse } from './db/data-dir-lock.js'
 import { DatabaseNewer, MigrationsPending } from './db/migrate.js'
@@ -28,13 +28,17 @@ async function main (): Promise<void> {
     if (err !== undefined) app.log.error({ err: loggable(err) }, 'closing after an uncaught error')
     else app.log.info({ signal }, 'closing')
     await app.close()
+    app.log.info('stopped')
   })
   await app.listen({ port: config.port, host: config.host })
 }
 
 main().catch((err: unknown) => {
   // a person reads this: no stack trace for the mistakes a person makes
-  if (err instanceof ConfigError || err instanceof SeedError || err instanceof DataDirInUse || err instanceof MigrationsPending ||
+  const missing = databaseMissing(err, loadConfigQuietly())
+  if (missing !== undefined) {
+    console.error(`team-access: ${missing}`)
+  } else if (err instanceof ConfigError || err instanceof SeedError || err instanceof DataDirInUse || err instanceof MigrationsPending ||
     err instanceof DatabaseNewer) {
     console.error(`team-access: ${err.message}`)
   } else if (isDatabaseUnavailable(err)) {
@@ -46,3 +50,12 @@ main().catch((err: unknown) => {
   }
   process.exit(1)
 })
+
+/** The database the settings name, for an error's message (settings that did not load name none). */
+function loadConfigQuietly (): Parameters<typeof databaseMissing>[1] {
+  try {
+    return loadConfig().database
+  } catch {
+    return { dataDir: '' }
+  }
+}

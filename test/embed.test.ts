@@ -19,7 +19,7 @@ t.test(`embedded in a host app (examples/embed.ts) on ${ENGINE}`, async (t) => {
   t.teardown(() => host.close())
 
   t.test('the five operations work under the host’s prefix, with the host’s authentication', async (t) => {
-    const list = await host.inject({ url: `${API}?filter%5Bworkspace%5D%5Bid%5D=ws-web-prod`, headers: ann })
+    const list = await host.inject({ url: `${API}?filter%5Bworkspace%5D%5Bid%5D=ws-WebProduction001`, headers: ann })
     t.equal(list.statusCode, 200)
     t.ok(validateResponse('list', list.json()).valid)
     const [row] = list.json().data
@@ -35,7 +35,7 @@ t.test(`embedded in a host app (examples/embed.ts) on ${ENGINE}`, async (t) => {
       method: 'POST',
       url: API,
       headers: { ...ann, 'content-type': 'application/vnd.api+json' },
-      payload: { data: { type: 'team-workspaces', attributes: { access: 'read' }, relationships: { team: { data: { type: 'teams', id: 'team-platform' } }, workspace: { data: { type: 'workspaces', id: 'ws-web-prod' } } } } }
+      payload: { data: { type: 'team-workspaces', attributes: { access: 'read' }, relationships: { team: { data: { type: 'teams', id: 'team-platform' } }, workspace: { data: { type: 'workspaces', id: 'ws-WebProduction001' } } } } }
     })
     t.equal(added.statusCode, 200)
     t.ok(validateResponse('add', added.json()).valid)
@@ -79,9 +79,9 @@ t.test(`embedded in a host app (examples/embed.ts) on ${ENGINE}`, async (t) => {
   })
 
   t.test('a host route asks effectiveAccess', async (t) => {
-    const owner = await host.inject({ method: 'POST', url: '/workspaces/ws-web-prod/apply', headers: ann })
+    const owner = await host.inject({ method: 'POST', url: '/workspaces/ws-WebProduction001/apply', headers: ann })
     t.same(owner.json(), { ok: true, access: 'admin' })
-    const planner = await host.inject({ method: 'POST', url: '/workspaces/ws-web-prod/apply', headers: ben })
+    const planner = await host.inject({ method: 'POST', url: '/workspaces/ws-WebProduction001/apply', headers: ben })
     t.equal(planner.statusCode, 403)
     t.same(planner.json(), { ok: false, message: 'no apply here', access: 'plan' })
   })
@@ -98,8 +98,8 @@ t.test(`embedded in a host app (examples/embed.ts) on ${ENGINE}`, async (t) => {
     const bearerHost: FastifyInstance = Fastify()
     await bearerHost.register(teamAccess, { prefix: '/api/v2', database: db, migrate: false })
     t.teardown(() => bearerHost.close())
-    const list = (token: string) => bearerHost.inject({ url: '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-web-prod', headers: { authorization: `Bearer ${token}` } })
-    const access = async (userId: string) => (await host.teamAccess.effectiveAccess({ caller: { kind: 'user', userId }, workspaceId: 'ws-web-prod' })).access
+    const list = (token: string) => bearerHost.inject({ url: '/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-WebProduction001', headers: { authorization: `Bearer ${token}` } })
+    const access = async (userId: string) => (await host.teamAccess.effectiveAccess({ caller: { kind: 'user', userId }, workspaceId: 'ws-WebProduction001' })).access
     // the events recorded since the last call
     const seen = new Set<string>()
     const events = async () => {
@@ -119,7 +119,7 @@ t.test(`embedded in a host app (examples/embed.ts) on ${ENGINE}`, async (t) => {
     t.equal(sees.statusCode, 200, 'the new member’s token sees what the team grants')
     t.same(sees.json().data.map((row: any) => [row.relationships.team.data.id, row.attributes.access]), [['team-web', 'plan']])
     t.equal(await access(cy.id), 'plan')
-    const planner = await host.inject({ method: 'POST', url: '/workspaces/ws-web-prod/apply', headers: { 'x-user-id': cy.id } })
+    const planner = await host.inject({ method: 'POST', url: '/workspaces/ws-WebProduction001/apply', headers: { 'x-user-id': cy.id } })
     t.same(planner.json(), { ok: false, message: 'no apply here', access: 'plan' }, 'and the host’s own route agrees')
     const joined = await events()
     t.same(joined.map((e) => e.action), ['add_member'], 'one event')
@@ -137,7 +137,7 @@ t.test(`embedded in a host app (examples/embed.ts) on ${ENGINE}`, async (t) => {
     t.same(await db.selectFrom('team_workspaces').select('id').where('team_id', '=', 'team-web').execute(), [], 'its team access')
     const trail = await events()
     t.equal(trail.filter((e) => e.action === 'remove_team').length, rows.length, 'one remove_team per team-access row')
-    t.same(trail.filter((e) => e.action === 'remove_team').map((e) => [e.team_id, e.workspace_id, e.team_name]), rows.map(() => ['team-web', 'ws-web-prod', 'web']))
+    t.same(trail.filter((e) => e.action === 'remove_team').map((e) => [e.team_id, e.workspace_id, e.team_name]), rows.map(() => ['team-web', 'ws-WebProduction001', 'web']))
     t.same(trail.filter((e) => e.action === 'remove_member').map((e) => e.meta).sort((a: any, b: any) => a.user.localeCompare(b.user)),
       [{ team: 'web', user: 'ben' }, { team: 'web', user: 'cy' }], 'a remove_member per membership')
     t.same(trail.filter((e) => e.resource_type === 'authentication-token').map((e) => [e.action, e.resource_id]), [['destroy', webToken.id]], 'its token destroyed')
@@ -200,7 +200,7 @@ t.test('registered without a prefix, the plugin leaves the host’s 404s to the 
   const missing = await app.inject('/no/such/route')
   t.same(missing.json(), { host: 'not here' }, 'the host’s own 404')
   calls = 0
-  const list = await app.inject('/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-web-prod')
+  const list = await app.inject('/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-WebProduction001')
   t.equal(list.statusCode, 200, 'the API at the root')
   t.equal(list.headers['x-ratelimit-limit'], '100', 'rate limited')
   t.equal(calls, 1, 'authenticate ran once for the rate limiter and the authentication both')

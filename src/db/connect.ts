@@ -36,6 +36,25 @@ export interface Connection {
   close: () => Promise<void>
 }
 
+/**
+ * The one line a person needs when the PostgreSQL server is there but the database is not
+ * (`3D000`): its name, the server, and the command that creates it. Undefined for any other error.
+ */
+export function databaseMissing (err: unknown, location: DatabaseLocation): string | undefined {
+  if ((err as { code?: unknown } | null)?.code !== '3D000' || !('url' in location)) return undefined
+  let url: URL
+  try {
+    url = new URL(location.url)
+  } catch {
+    return undefined
+  }
+  const name = decodeURIComponent(url.pathname.replace(/^\//, '')) || decodeURIComponent(url.username) || 'postgres'
+  const host = url.hostname || 'localhost'
+  const port = url.port || '5432'
+  const user = url.username === '' ? '' : ` -U ${decodeURIComponent(url.username)}`
+  return `database "${name}" does not exist on the PostgreSQL server at ${host}:${port}: create it first (createdb -h ${host} -p ${port}${user} ${name}), then start again`
+}
+
 export async function connect (location: DatabaseLocation, options: DatabaseTimeouts & {
   /** The PostgreSQL schema of the plugin's tables (default `team_access`). */
   schema?: string

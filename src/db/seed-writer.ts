@@ -15,6 +15,9 @@ type Subject = { kind: TokenKind, id: string, label: string }
 type Organization = NonNullable<SeedDocument['organizations']>[number]
 type Named = { id?: string | undefined, name: string }
 
+/** The workspace ids the Terraform provider takes (`workspace_id` must match it: DESIGN §2). */
+const PROVIDER_WORKSPACE_ID = /^ws-[a-zA-Z0-9]{16}$/
+
 /** The seed writes every row it names as its own: created, or adopted when it exists (DESIGN §9.1). */
 const SEED = 'seed' as const
 
@@ -61,6 +64,12 @@ export class SeedWriter {
     }
     for (const [i, org] of (seed.organizations ?? []).entries()) {
       await this.organization(org, entry('organizations', i, org))
+    }
+    // the HTTP API serves any explicit id; the Terraform provider refuses a workspace id of another shape
+    const unusable = (seed.organizations ?? []).flatMap((org) => (org.workspaces ?? []).flatMap((ws) =>
+      ws.id === undefined || PROVIDER_WORKSPACE_ID.test(ws.id) ? [] : [`${org.name}/${ws.name} (${ws.id})`]))
+    if (unusable.length > 0) {
+      this.summary.warnings.push(`workspace ids the Terraform provider refuses (it takes only ws- and 16 letters or digits): ${unusable.join(', ')} — the HTTP API serves them, Terraform's workspace_id does not; give new ids of that shape (or none) to workspaces you manage with Terraform`)
     }
     return this.summary
   }
@@ -112,6 +121,9 @@ export class SeedWriter {
       this.summary.teams++
       const adopted = previous !== undefined && previous.managed_by !== SEED
       await this.adopting(previous, `team ${label}`, async () => {
+        if (adopted && team.owners === true && (team.members ?? []).length === 0 && await this.hasMembers(row.id)) {
+          throw new SeedError(at, `the owners team "${team.name}" was made ${previous.managed_by === 'api' ? 'through the API' : 'by the host'} and has members: declare its members, or the organization would be left without an owner`)
+        }
         await this.members(row.id, label, team.members ?? [], at, adopted)
         await this.tokens(team.tokens, { kind: 'team', id: row.id, label: `team ${label}` }, at, adopted)
       })
@@ -138,7 +150,7 @@ export class SeedWriter {
 
     for (const [j, grant] of (org['team-access'] ?? []).entries()) {
       const at = entry('team-access', j, grant, where)
-      const teamId = teamIds.get(grant.team) ?? await this.idByName('teams', orgId, grant.team)
+      const teamId = teamIds.get(grant.team) ?? await this.undeclaredTeam(orgId, grant.team, at)
       if (teamId === undefined) throw new SeedError(at, `no team named "${grant.team}" in organization "${org.name}"`)
       const workspaceId = workspaceIds.get(grant.workspace) ?? await this.idByName('workspaces', orgId, grant.workspace)
       if (workspaceId === undefined) throw new SeedError(at, `no workspace named "${grant.workspace}" in organization "${org.name}"`)
@@ -311,6 +323,24 @@ export class SeedWriter {
     } else if (before.managed_by !== SEED || Object.entries(after).some(([key, value]) => !sameValue(before[key], value))) {
       this.summary.changed[kind].push(label)
     }
+  }
+
+  /**
+   * A team a `team-access` entry names that the document does not declare: the seed's or the host's
+   * (trusted), by name. A team made through the API is refused — anyone who manages teams may have
+   * taken the name — unless the document declares it (and so adopts it whole).
+   */
+  private async undeclaredTeam (organizationId: string, name: string, at: string): Promise<string | undefined> {
+    const row = await this.trx.selectFrom('teams').select(['id', 'managed_by'])
+      .where('organization_id', '=', organizationId).where('name', '=', name).executeTakeFirst()
+    if (row?.managed_by === 'api') {
+      throw new SeedError(at, `team "${name}" was made through the API: declare it under "teams" to grant it access (the seed then takes it over whole)`)
+    }
+    return row?.id
+  }
+
+  private async hasMembers (teamId: string): Promise<boolean> {
+    return (await this.trx.selectFrom('team_memberships').select('user_id').where('team_id', '=', teamId).limit(1).executeTakeFirst()) !== undefined
   }
 
   private async idByName (table: 'teams' | 'workspaces', organizationId: string, name: string): Promise<string | undefined> {

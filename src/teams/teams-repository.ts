@@ -10,6 +10,7 @@ import { accessorOf, recordDirectoryEvents, recordEvents } from '../audit/audit-
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 import { table } from '../db/tables.js'
+import { isGoneWhileWaiting } from '../db/write-races.js'
 
 /** A member of a team, as its resource and `included` need it. */
 export interface TeamMember { id: string, username: string }
@@ -147,6 +148,8 @@ export class TeamsRepository {
       return team === undefined ? { refusal: 'hidden' } : { team }
     } catch (err) {
       if (isNameTaken(err)) return { refusal: 'taken' }
+      // the organization was removed while the insert waited for it: not there (404), never a 500
+      if (isGoneWhileWaiting(err)) return { refusal: 'hidden' }
       throw err
     }
   }

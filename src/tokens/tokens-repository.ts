@@ -58,13 +58,15 @@ export class TokensRepository {
   async regenerate (caller: Caller, subject: Subject & { kind: 'team' | 'organization' }, expiresAt: Date | null, requestId: string): Promise<CreateResult> {
     return await this.db.transaction().execute(async (trx) => {
       // the subject's row is locked as the caller may manage it: concurrent regenerates of one subject take turns
-      const found = await sql<SubjectRow>`with grants as (${callerGrants(trx, caller)}) ${this.subjectOf(caller, subject)} for update`.execute(trx)
+      const found = await sql<SubjectRow & { cap: Date | null }>`with grants as (${callerGrants(trx, caller)})
+        select s.*, ${callerExpiry(caller)} as cap from (${this.subjectOf(caller, subject)} for update) s`.execute(trx)
       const locked = found.rows[0]
       if (locked === undefined) return { created: undefined, taken: false }
       // the caller was found to manage the subject, which stays locked: what follows acts on that row as
       // it is, not on the caller's grants again — the token revoked may be the one the caller came with
       const revoked = await this.revokeWhere(trx, caller, subjectValues(locked), sql`tk.description is null and tk.managed_by = 'api'`, requestId)
-      const created = await this.insert(trx, caller, subjectValues(locked), null, expiresAt, requestId)
+      // the cap read before the revocation: the token revoked may be the caller's own
+      const created = await this.insert(trx, caller, subjectValues(locked), null, expiresAt, requestId, sql`${locked.cap}::timestamptz`)
       // every step finds its row, or nothing is written at all
       if (created.created === undefined) throw new NothingToDo()
       return { ...created, revoked }
@@ -176,14 +178,18 @@ export class TokensRepository {
     return result.rows.map((row) => row.digest)
   }
 
-  /** Inserts a new API token of the subject (a statement answering its row) and records its create events, in one statement. */
-  private async insert (db: Kysely<Database>, caller: Caller, subject: RawBuilder<unknown>, description: string | null, expiresAt: Date | null, requestId: string): Promise<CreateResult> {
+  /**
+   * Inserts a new API token of the subject (a statement answering its row), expiring no later than
+   * `cap` (default: the caller's own token's expiry), and records its create events, in one statement.
+   */
+  private async insert (db: Kysely<Database>, caller: Caller, subject: RawBuilder<unknown>, description: string | null, expiresAt: Date | null, requestId: string,
+    cap: RawBuilder<unknown> = callerExpiry(caller)): Promise<CreateResult> {
     const secret = newTokenSecret()
     const createdBy = caller.kind === 'user' ? caller.userId : null
     const result = await sql<TokenView & { subject: string, id: string | null }>`with grants as (${callerGrants(db, caller)}), subject as (${subject}),
       inserted as (insert into ${table.tokens} (id, kind, organization_id, team_id, user_id, digest, expires_at, managed_by, description, created_by)
         select ${newId('at')}::text, s.kind, s.organization_id, s.team_id, s.user_id, ${tokenDigest(secret)}::text,
-          ${expiresAt?.toISOString() ?? null}::timestamptz, 'api', ${description}::text, ${createdBy}::text from subject s
+          least(${expiresAt?.toISOString() ?? null}::timestamptz, ${cap}), 'api', ${description}::text, ${createdBy}::text from subject s
         on conflict (team_id, description) where description is not null do nothing
         returning id, created_at, last_used_at, expires_at, description, created_by, team_id, kind, organization_id, user_id),
       events as (select * from ${tokenEvents('inserted')} e),
@@ -195,6 +201,14 @@ export class TokensRepository {
     return { created: row, secret }
   }
 }
+
+/**
+ * When the caller's own token expires (null: never, or a host vouched for the caller): a token it
+ * makes expires no later (`least` skips a null), so no token outlives the one that made it.
+ */
+const callerExpiry = (caller: Caller): RawBuilder<Date | null> => caller.token === undefined
+  ? sql<null>`null::timestamptz`
+  : sql<Date | null>`(select ck.expires_at from ${table.tokens} ck where ck.digest = ${caller.token}::text)`
 
 /** A subject as `subjectOf` answers it. */
 interface SubjectRow { kind: string, organization_id: string | null, team_id: string | null, user_id: string | null }

@@ -22,13 +22,13 @@ const first = {
     id: 'org-cli',
     name: 'acme',
     teams: [{ id: 'team-cli-red', name: 'red', members: ['ann'], tokens: ['cli-red-team-token'] }, { id: 'team-cli-blue', name: 'blue' }],
-    workspaces: [{ id: 'ws-cli-prod', name: 'prod' }],
+    workspaces: [{ id: 'ws-CliProduction001', name: 'prod' }],
     'team-access': [{ team: 'red', workspace: 'prod', access: 'write' }]
   }]
 }
 const second = {
   users: [{ id: 'user-cli-ann', username: 'ann', tokens: ['cli-ann-token-2'] }],
-  organizations: [{ id: 'org-cli', name: 'acme', teams: [{ id: 'team-cli-blue', name: 'blue', members: ['ann'] }], workspaces: [{ id: 'ws-cli-prod', name: 'prod' }] }]
+  organizations: [{ id: 'org-cli', name: 'acme', teams: [{ id: 'team-cli-blue', name: 'blue', members: ['ann'] }], workspaces: [{ id: 'ws-CliProduction001', name: 'prod' }] }]
 }
 
 async function run (argv: string[]): Promise<{ code: number, out: string, err: string }> {

@@ -144,3 +144,18 @@ t.test(`seed files on ${ENGINE}`, async (t) => {
     t.ok(tokens.every((x) => /^[0-9a-f]{64}$/.test(x.digest)), 'only SHA-256 digests')
   }
 })
+
+t.test(`a workspace id the Terraform provider refuses is served, and the apply warns once, naming them (${ENGINE})`, async (t) => {
+  const { db } = await freshDatabase(t)
+  const summary = await applySeed(db, {
+    organizations: [{
+      name: 'shop',
+      workspaces: [{ id: 'ws-web-prod', name: 'web-prod' }, { id: 'ws-1', name: 'one' }, { id: 'ws-ProviderShaped01', name: 'ok' }, { name: 'generated' }]
+    }]
+  })
+  t.same(summary.warnings, ["workspace ids the Terraform provider refuses (it takes only ws- and 16 letters or digits): shop/web-prod (ws-web-prod), shop/one (ws-1) — the HTTP API serves them, Terraform's workspace_id does not; give new ids of that shape (or none) to workspaces you manage with Terraform"])
+  t.same((await db.selectFrom('workspaces').select('id').orderBy('id').execute()).map((w) => w.id).filter((id) => !/^ws-[1-9A-HJ-NP-Za-km-z]{16}$/.test(id) || id === 'ws-ProviderShaped01'),
+    ['ws-1', 'ws-ProviderShaped01', 'ws-web-prod'], 'written as given')
+  const demo = await applySeed(db, JSON.parse(await readFile(DEMO_SEED, 'utf8')))
+  t.same(demo.warnings, [], 'the demo data uses ids of the provider’s shape')
+})
