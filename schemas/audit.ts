@@ -74,7 +74,7 @@ export const responses: Record<number, unknown> = {
   ...errors(401, 404, 422, 503)
 }
 
-export const description = 'The audit trail of the organization of the token: every add, update and remove of team access, oldest first, always paginated. Only an organization token may read it. 404: any other caller. 422: a `since` that is not ISO 8601 with an offset, or bad page parameters. Plain JSON, not JSON:API, as HCP Terraform; errors are JSON:API error documents.'
+export const description = 'The audit trail of the organization of the token: every add, update and remove of team access, oldest first, always paginated. Only an organization token may read it (`POST /organizations/:org/authentication-token` makes one, as an owner); any other caller — an owner’s user token, a team token included — gets 404, as HCP Terraform answers them. 422: a `since` that is not ISO 8601 with an offset, or bad page parameters. Plain JSON, not JSON:API, as HCP Terraform; errors are JSON:API error documents.'
 
 export type AuditAction = Static<typeof AuditAction>
 export type AuditResourceType = Static<typeof AuditResourceType>

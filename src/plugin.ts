@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
+import { readFile } from 'node:fs/promises'
 import fp from 'fastify-plugin'
+import { projectFile } from './project-file.js'
 import type { Kysely } from 'kysely'
 import type { Redis } from 'ioredis'
 import { connect, type DatabaseLocation } from './db/connect.js'
@@ -86,6 +88,11 @@ export interface TeamAccessOptions {
   auditRetentionDays?: number
   /** How often the purge runs after the first, ms (default one hour). */
   auditPurgeEveryMs?: number
+  /**
+   * Serve the API's OpenAPI document at `<prefix>/openapi.json` (no token needed), its paths under
+   * the prefix — for the host's own docs page (swagger-ui or any other). Default false.
+   */
+  openapi?: boolean
 }
 
 /** What the plugin adds to the host: the question a host asks on every request of its own. */
@@ -208,6 +215,11 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
   // a 404 scope of its own only exists under a prefix; at the root the host's handler stays the host's
   if ((options.prefix ?? '') !== '') app.setNotFoundHandler(notFoundHandler)
 
+  if (options.openapi === true) {
+    const prefix = options.prefix ?? ''
+    app.get('/openapi.json', { schema: { hide: true } }, async () => await openApiUnder(prefix))
+  }
+
   // go-tfe calls this on start to learn the API version; it needs no token.
   app.get('/ping', {
     schema: { tags: ['discovery'], summary: 'API version (go-tfe asks on start)', response: { 204: { type: 'null', description: 'TFP-API-Version: 2.6' } } }
@@ -229,6 +241,15 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(tokenRoutes, { repository: new TokensRepository(options.db), origin })
     await api.register(effectiveAccessRoutes, { explain: options.explain, origin })
   })
+}
+
+let openApiDocument: Promise<{ paths: Record<string, unknown> }> | undefined
+
+/** The package's OpenAPI document (schemas/openapi.json, written from the standalone service's routes under /api/v2), its paths under `prefix`. */
+async function openApiUnder (prefix: string): Promise<unknown> {
+  openApiDocument ??= readFile(projectFile('schemas/openapi.json'), 'utf8').then((text) => JSON.parse(text) as { paths: Record<string, unknown> })
+  const document = await openApiDocument
+  return { ...document, paths: Object.fromEntries(Object.entries(document.paths).map(([path, item]) => [path.replace(/^\/api\/v2/, prefix), item])) }
 }
 
 async function openDatabase (app: FastifyInstance, database: TeamAccessOptions['database'], schema: string | undefined): Promise<Kysely<Database>> {

@@ -86,7 +86,11 @@ export class EffectiveAccessRepository {
       }, (join) => join.onTrue())
       .select(['ws.id as workspace_id', 'ws.name as workspace_name', 'ws.organization_name'])
       .selectAll('x')
-      .select(username === undefined ? sql<string | null>`null::text`.as('user_id') : sql<string | null>`(select u.id from ${table.users} u where u.username = ${username})`.as('user_id'))
+      // the user, when it is a member of the workspace's organization (anyone else is no one here: nothing of another organization is told)
+      .select(username === undefined
+        ? sql<string | null>`null::text`.as('user_id')
+        : sql<string | null>`(select u.id from ${table.users} u where u.username = ${username} and exists (select 1 from ${table.team_memberships} om
+            join ${table.teams} ot on ot.id = om.team_id where om.user_id = u.id and ot.organization_id = ws.organization_id))`.as('user_id'))
       .orderBy('x.team_name').orderBy('x.team_id')
       .execute()
   }
@@ -108,8 +112,9 @@ export class EffectiveAccessRepository {
 
   /**
    * One user's effective access on the workspace, through the teams it belongs to there (by team
-   * name), with the grants; `access` null when it holds none — a user who does not exist, or is no
-   * member, holds none. Undefined when the workspace does not exist or the caller may not ask.
+   * name), with the grants; `access` null when it holds none, and `userId` null too when no member of
+   * the organization has that name (an unknown user and one of another organization alike).
+   * Undefined when the workspace does not exist or the caller may not ask.
    */
   async ofUser (caller: Caller, workspaceId: string, username: string): Promise<UserExplanation | undefined> {
     const rows = await this.grantsOnWorkspace(caller, workspaceId, username)

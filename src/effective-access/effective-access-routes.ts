@@ -5,7 +5,7 @@ import {
 } from '../../schemas/effective-access.js'
 import { impossibleId } from '../db/ids.js'
 import { collection, paged } from '../jsonapi/document.js'
-import { notFound } from '../jsonapi/errors.js'
+import { ApiError, notFound } from '../jsonapi/errors.js'
 import { noInclude } from '../jsonapi/include.js'
 import { firstPage, parsePage } from '../jsonapi/pagination.js'
 import type { Explain } from './explain.js'
@@ -36,7 +36,7 @@ const effectiveAccessRoutes: FastifyPluginAsyncTypebox<{ explain: Explain, origi
       security,
       produces,
       response: effectiveAccessResponses.workspace,
-      description: "Every team that holds any effective access on the workspace (owners, organization access, team-access rows), by name: its level, each permission at its strongest, and the grants that produce them. filter[user]=<username>: that user's effective access through its teams instead (no resource when it holds none). Owners and workspace admins; 404 for anyone else, as for a missing workspace. An extension, beyond HCP Terraform."
+      description: "Every team that holds any effective access on the workspace (owners, organization access, team-access rows), by name: its level, each permission at its strongest, and the grants that produce them. filter[user]=<username>: that member's effective access through its teams instead (no resource when it holds none; 422 when no member of the organization has that name). Owners and workspace admins; 404 for anyone else, as for a missing workspace. An extension, beyond HCP Terraform."
     }
   }, async (request) => {
     const { id } = request.params
@@ -46,6 +46,8 @@ const effectiveAccessRoutes: FastifyPluginAsyncTypebox<{ explain: Explain, origi
     if (username !== undefined) {
       const answer = await explain({ caller: request.caller, workspaceId: id, username })
       if (answer === undefined) throw notFound()
+      // a name that names no member is a mistake to say, not "no access" (a member who holds nothing: no resource)
+      if (answer.userId === null) throw new ApiError(422, 'invalid parameter', `No member of organization ${answer.workspace.organizationName} is named ${JSON.stringify(username)}.`, { parameter: 'filter[user]' })
       return collection(answer.access === null ? [] : [toUserEffectiveAccess(answer, prefix)])
     }
     const answer = await explain({ caller: request.caller, workspaceId: id })

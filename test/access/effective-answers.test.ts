@@ -208,8 +208,12 @@ t.test(`who may ask, and what they are told, on ${ENGINE}`, async (t) => {
     t.same(alice.data[0].attributes.grants, [{ kind: 'owners', access: 'admin', team: 'team-owners' }])
     const none = { data: [] }
     t.same((await get(workspaceUrl('ws-prod', '?filter%5Buser%5D=nobody'), 'alice-token')).json(), none, 'a member who holds nothing')
-    t.same((await get(workspaceUrl('ws-prod', '?filter%5Buser%5D=zed'), 'alice-token')).json(), none, 'a user of another organization')
-    t.same((await get(workspaceUrl('ws-prod', '?filter%5Buser%5D=ghost'), 'alice-token')).json(), none, 'no such user: the same answer')
+    // a name that names no member of the organization is a 422, the same for a user of another organization and for none at all
+    const zed = await get(workspaceUrl('ws-prod', '?filter%5Buser%5D=zed'), 'alice-token')
+    const ghost = await get(workspaceUrl('ws-prod', '?filter%5Buser%5D=ghost'), 'alice-token')
+    t.equal(zed.statusCode, 422, 'a user of another organization')
+    t.same(ghost.json(), JSON.parse(zed.body.replace('\\"zed\\"', '\\"ghost\\"')), 'no such user: the same answer')
+    t.match(ghost.json(), { errors: [{ status: '422', title: 'invalid parameter', source: { parameter: 'filter[user]' } }] })
   })
 
   t.test('a team: the workspaces it reaches, by name, paginated as §4', async (t) => {

@@ -148,8 +148,11 @@ t.test(`the answers of DESIGN §10.2 agree with the reference model on ${ENGINE}
                 .filter((x): x is readonly [typeof x[0], Answer] => x[1] !== null)
                 .map(([team, answer]) => fromModel(`${team.id}:${ws.id}`, answer)).sort(byWho)
             }
+          } else if (u === USERS || !teamsOfUser(u).some((team) => team.organizationId === ws.organizationId)) {
+            // no member of the organization by that name: a mistake to say (422), an unknown user and an outsider alike
+            expected = { status: 422 }
           } else {
-            const answer = u === USERS ? null : answerOf(teamsOfUser(u), ws, rows)
+            const answer = answerOf(teamsOfUser(u), ws, rows)
             expected = { status: 200, answers: answer === null ? [] : [fromModel(`user-${username}:${ws.id}`, answer)] }
           }
           actual = { status: res.statusCode }
