@@ -242,7 +242,7 @@ async function seedOnStart (app: FastifyInstance, db: Kysely<Database>, config: 
   if (any !== undefined) return
   if (!config.demo || !('dataDir' in config.database) || !isLoopback(config.host)) {
     // every request would be 401 with nothing to say why: say it once, here
-    app.log.warn('empty database: no organization, so no token to ask with — apply a seed (`npm run seed -- FILE` in a clone, `npx team-access seed FILE` where it is installed, or SEED_FILE), or the demo data on a laptop (`npm run seed -- --demo`)')
+    app.log.info('empty database: no organization, so no token to ask with — apply a seed (`npm run seed -- FILE` in a clone, `npx team-access seed FILE` where it is installed, or SEED_FILE), or the demo data on a laptop (`npm run seed -- --demo`)')
     return
   }
   const { created, changed, removed, ...counts } = await applySeedFile(db, DEMO_SEED)

@@ -79,15 +79,15 @@ t.test('the README’s embedding block compiles under strict and exactOptionalPr
     t.fail(`the host did not start: ${output}`)
     return
   }
-  const ann = { 'x-user-id': 'user-ann' }
-  const list = await fetch(`${base}/tfe/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-WebProduction001`, { headers: ann })
+  const ann = { 'x-user-id': 'user-DemoAlice0000001' }
+  const list = await fetch(`${base}/tfe/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-DemoProduction01`, { headers: ann })
   t.equal(list.status, 200, 'the plugin under the prefix, with the host’s authentication')
   t.equal((await list.json() as { data: unknown[] }).data.length, 1, 'the seed’s grant')
-  const anonymous = await fetch(`${base}/tfe/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-WebProduction001`)
+  const anonymous = await fetch(`${base}/tfe/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-DemoProduction01`)
   t.equal(anonymous.status, 401, 'no header: 401, not an anonymous user')
-  t.equal((await fetch(`${base}/workspaces/ws-WebProduction001/apply`, { method: 'POST', headers: ann })).status, 200, 'the host’s route: the owner may apply')
-  t.equal((await fetch(`${base}/workspaces/ws-WebProduction001/apply`, { method: 'POST', headers: { 'x-user-id': 'user-ben' } })).status, 403, 'a planner may not')
-  const why = await fetch(`${base}/workspaces/ws-WebProduction001/why`, { headers: ann })
+  t.equal((await fetch(`${base}/workspaces/ws-DemoProduction01/apply`, { method: 'POST', headers: ann })).status, 200, 'the host’s route: the owner may apply')
+  t.equal((await fetch(`${base}/workspaces/ws-DemoProduction01/apply`, { method: 'POST', headers: { 'x-user-id': 'user-DemoBob000000001' } })).status, 403, 'a planner may not')
+  const why = await fetch(`${base}/workspaces/ws-DemoProduction01/why`, { headers: ann })
   t.equal(why.status, 200)
   t.ok((await why.json() as unknown[]).length >= 2, 'every team that holds access, and why')
   const openapi = await fetch(`${base}/tfe/api/v2/openapi.json`)
