@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { connect as netConnect, type Socket } from 'node:net'
+import { connect as netConnect, createServer, type Socket } from 'node:net'
+import { once } from 'node:events'
 import { sql } from 'kysely'
 import type { Test } from 'tap'
 import pg from 'pg'
@@ -105,4 +106,13 @@ export function patchOverSocket (port: number, token: string, id: string, attrib
   socket.write(`PATCH /api/v2/team-workspaces/${id} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
     `Content-Type: application/vnd.api+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
   return socket
+}
+
+/** A port nobody listens on right now, on loopback (for a child process that must listen on one). */
+export async function freePort (): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  return port
 }

@@ -2,12 +2,11 @@ import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { projectFile } from '../src/project-file.js'
-import { freshLocation } from './helper.js'
+import { freePort, freshLocation } from './helper.js'
 
 /**
  * The README's embedding example is a whole program that a host can paste: its block (the first
@@ -26,14 +25,6 @@ export function readmeBlock (heading: string, language: string): string {
   if (start < 0) throw new Error(`no ${language} block under ${heading}`)
   const body = section.slice(start + language.length + 4)
   return body.slice(0, body.indexOf('\n```') + 1)
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  return port
 }
 
 t.test('the README’s embedding block compiles under strict and exactOptionalPropertyTypes, and runs on PostgreSQL', async (t) => {

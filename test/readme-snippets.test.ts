@@ -2,10 +2,10 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import pg from 'pg'
 import { projectFile } from '../src/project-file.js'
+import { freePort } from './helper.js'
 
 /**
  * The README's shell blocks run as a newcomer pastes them: every `sh` block, in the order written,
@@ -33,14 +33,6 @@ function shellBlocks (): Block[] {
     i = end
   }
   return blocks
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  return port
 }
 
 const TRY_DATABASE = 'team_access_try'

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import { build, ENGINE } from '../helper.js'
 import { applySeed } from '../../src/db/seed.js'
-import { answerOf, type Answer, type RowRecord, type TeamRecord } from '../model/rules.js'
+import { answerOf, ORDERS, type Answer, type RowRecord, type TeamRecord } from '../model/rules.js'
 import type { Permissions } from '../../src/access/permissions.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
 import { recordFigure } from './figures.js'
@@ -23,15 +23,6 @@ const RUNS = Number(process.env.ESCALATION_RUNS ?? 12)
 const STEPS = 30
 const LEVELS = ['read', 'plan', 'write', 'admin', 'custom'] as const
 const RANK: Record<string, number> = { custom: 0, read: 1, plan: 2, write: 3, admin: 4 }
-const ORDERS: { [K in keyof Permissions]: ReadonlyArray<Permissions[K]> } = {
-  runs: ['read', 'plan', 'apply'],
-  variables: ['none', 'read', 'write'],
-  'state-versions': ['none', 'read-outputs', 'read', 'write'],
-  'sentinel-mocks': ['none', 'read'],
-  'workspace-locking': [false, true],
-  'run-tasks': [false, true],
-  'policy-overrides': [false, true]
-}
 const PERMISSIONS = Object.keys(ORDERS) as Array<keyof Permissions>
 const USERS = 5
 const WORKSPACES = 3

@@ -98,7 +98,8 @@ export interface Source { kind: SourceKind, teamId: string, access: Access, rowI
 
 export interface Answer { access: Access, permissions: Permissions, sources: Source[] }
 
-const ORDERS: { [K in keyof Permissions]: ReadonlyArray<Permissions[K]> } = {
+/** Each permission's values, weakest first (written out here, not taken from the service). */
+export const ORDERS: { [K in keyof Permissions]: ReadonlyArray<Permissions[K]> } = {
   runs: ['read', 'plan', 'apply'],
   variables: ['none', 'read', 'write'],
   'state-versions': ['none', 'read-outputs', 'read', 'write'],
