@@ -15,7 +15,8 @@ import { freePort } from './helper.js'
  * - `npm start` starts the service in the background (`node dist/src/server.js`, the build `npm test`
  *   just made) and waits until it is ready; a second `npm start` stops the first. `npm run seed` and
  *   `npm run migrate` run the same build's bin. `npm ci` and `npm test` are this run's own: skipped.
- * - The service listens on a free port: `127.0.0.1:3000` in the blocks is that port. Its embedded
+ * - The service listens on a free port: `127.0.0.1:3000` in the blocks is that port, and the
+ *   PostgreSQL block's database `team_access_try` is this run's own name. Its embedded
  *   database is in a scratch directory (DATA_DIR), and no setting of this process's leaks in.
  * - A block preceded by `<!-- readme-test: skip — why -->` is not run; the test lists them.
  * The PostgreSQL block makes its database with `createdb` (dropped before and after).
@@ -35,7 +36,8 @@ function shellBlocks (): Block[] {
   return blocks
 }
 
-const TRY_DATABASE = 'team_access_try'
+// the README's database name, made this run's own (runs side by side never share it)
+const TRY_DATABASE = `team_access_try_${process.pid}`
 
 async function dropTryDatabase (): Promise<void> {
   const admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' })
@@ -90,7 +92,7 @@ npm () {
   esac
 }
 `
-  const script = prelude + run.map((block) => `echo "== README block at line ${block.line}"\n${block.text.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)}\n`).join('\n') + 'echo "== every block ran"\n'
+  const script = prelude + run.map((block) => `echo "== README block at line ${block.line}"\n${block.text.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).replaceAll('team_access_try', TRY_DATABASE)}\n`).join('\n') + 'echo "== every block ran"\n'
   const shell = spawn('bash', ['-c', script], { cwd: root, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   shell.stdout.on('data', (chunk: Buffer) => { output += chunk.toString() })
