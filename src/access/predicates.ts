@@ -144,7 +144,7 @@ export const visibleRowKeys = (workspace: string, isAdmin: string, upTo?: RawBui
  *   `read_workspaces` (held through manage-workspaces too), `manage_teams`, `manage_membership`
  *   (held through manage-teams too) — each held through one of the caller's teams there;
  * - each of its team-access rows: held when the caller administers the row's workspace, or its own
- *   grants there reach the row's level and each of its permissions (`coversRow`).
+ *   grants there reach the row's level and each of its permissions (`rowsCovered`).
  * Owners hold every other team's grants; a caller with no grants in the organization holds
  * nothing. `team` is the alias of a row of `teams` (any row with its columns: a CTE that returned
  * them will do). This is the rule for acting on a team — updating, deleting, changing its members,
@@ -161,37 +161,38 @@ export const holdsGrantsOf = (team: string): RawBuilder<boolean> => {
         and (not ${c('read_workspaces')} or bool_or(g.manage_workspaces or g.read_workspaces))
         and (not ${c('manage_teams')} or bool_or(g.manage_teams))
         and (not ${c('manage_membership')} or bool_or(g.manage_teams or g.manage_membership))
+        and (bool_or(g.manage_workspaces) or ${rowsCovered(team)})
       from grants g where ${inOrganization}), false)
-      and not exists (select 1 from ${table.team_workspaces} r where r.team_id = ${c('id')} and not ${coversRow('r')})
   end)`
 }
+// (manage-workspaces administers every workspace of the organization: every row of the team is covered)
 
 /**
- * The caller's effective access on the workspace of one team-access row (`row`: its alias) covers
- * the row: the caller administers the workspace (an admin may grant anything there), or its grants
- * there — its teams' rows and the organization-wide flags below admin (read-workspaces, with the
- * permissions its level implies) — reach the row's level (ACCESS_RANK: any level reaches custom)
- * and, attribute by attribute, each of the row's permissions (PERMISSION_VALUES' order).
+ * Every team-access row of the team is covered by what the caller — not an owner, without
+ * manage-workspaces (`holdsGrantsOf` decided those) — holds on the row's workspace: an admin row of
+ * its teams there (an admin may grant any row there), or its teams' rows there and its
+ * read-workspaces (with the permissions read implies) reaching the row's level (ACCESS_RANK: any
+ * level reaches custom) and, attribute by attribute, each of its permissions (PERMISSION_VALUES'
+ * order). Nothing held there (no row, no flag) compares as null: not covered. Written as few
+ * subqueries as it can be: every statement that acts on a team plans it.
  */
-const coversRow = (row: string): RawBuilder<boolean> => {
-  const r = (column: string) => sql.ref(`${row}.${column}`)
+const rowsCovered = (team: string): RawBuilder<boolean> => {
   const levels = Object.entries(ACCESS_RANK).sort(([, a], [, b]) => a - b).map(([level]) => level)
-  const rankOf = (column: string | RawBuilder<unknown>, values: readonly unknown[]): RawBuilder<number> => {
-    const value = typeof column === 'string' ? sql.ref(column) : column
-    return typeof values[0] === 'boolean' ? sql<number>`(${value})::int` : sql<number>`array_position(${values}::text[], ${value})`
-  }
-  const ranked: Array<[string, readonly unknown[]]> = [['access', levels], ...PERMISSION_NAMES.map((name) => [PERMISSION_COLUMNS[name], PERMISSION_VALUES[name]] as [string, readonly unknown[]])]
-  const held = ORGANIZATION_GRANTS.filter((g) => g.access !== 'admin').map((g) => {
-    const implied = IMPLICIT_PERMISSIONS[g.access]
-    const values = [sql`${g.access}::text`, ...PERMISSION_NAMES.map((name) => typeof implied[name] === 'boolean' ? sql`${implied[name]}::boolean` : sql`${implied[name]}::text`)]
-    return sql`select ${sql.join(values)} from grants g where g.organization_id = ${r('organization_id')} and g.${sql.ref(g.flag)}`
-  })
-  return sql<boolean>`(${isAdminOf(`${row}.workspace_id`, `${row}.organization_id`)} or exists (
-    select 1 from (select ${sql.join(ranked.map(([column, values]) => sql`max(${rankOf(`h.${column}`, values)}) as ${sql.ref(column)}`))}
-      from (select ${sql.join(ranked.map(([column]) => sql.ref(`c.${column}`)))} from ${table.team_workspaces} c join grants g on g.team_id = c.team_id
-              where c.workspace_id = ${r('workspace_id')}
-            ${sql.join(held.map((select) => sql`union all ${select}`), sql` `)}) h (${sql.join(ranked.map(([column]) => sql.ref(column)))})) m
-    where ${sql.join(ranked.map(([column, values]) => sql`m.${sql.ref(column)} >= ${rankOf(r(column) as unknown as RawBuilder<unknown>, values)}`), sql` and `)}))`
+  const rankOf = (value: RawBuilder<unknown>, values: readonly unknown[]): RawBuilder<number> =>
+    typeof values[0] === 'boolean' ? sql<number>`(${value})::int` : sql<number>`array_position(${values}::text[], ${value})`
+  const read = IMPLICIT_PERMISSIONS.read
+  const ranked: Array<{ column: string, values: readonly unknown[], read: unknown }> = [
+    { column: 'access', values: levels, read: 'read' },
+    ...PERMISSION_NAMES.map((name) => ({ column: PERMISSION_COLUMNS[name], values: PERMISSION_VALUES[name] as readonly unknown[], read: read[name] }))
+  ]
+  const readFlags = ORGANIZATION_GRANTS.filter((g) => g.access === 'read').map((g) => sql`gr.${sql.ref(g.flag)}`)
+  return sql<boolean>`not exists (select 1 from ${table.team_workspaces} r
+    left join lateral (select ${sql.join(ranked.map(({ column, values }) => sql`max(${rankOf(sql.ref(`c.${column}`), values)}) as ${sql.ref(column)}`))}
+      from ${table.team_workspaces} c join grants gc on gc.team_id = c.team_id where c.workspace_id = r.workspace_id) m on true
+    left join lateral (select coalesce(bool_or(${sql.join(readFlags, sql` or `)}), false) as reads
+      from grants gr where gr.organization_id = r.organization_id) o on true
+    where r.team_id = ${sql.ref(`${team}.id`)} and not coalesce(m.access = ${ACCESS_RANK.admin} or (${sql.join(ranked.map(({ column, values, read: given }) =>
+      sql`greatest(m.${sql.ref(column)}, case when o.reads then ${sql.lit(typeof given === 'boolean' ? Number(given) : values.indexOf(given) + 1)} end) >= ${rankOf(sql.ref(`r.${column}`), values)}`), sql` and `)}), false))`
 }
 
 /**
@@ -211,6 +212,20 @@ export const managesTeam = (team: string): RawBuilder<boolean> =>
  */
 export const managesMembersOf = (team: string): RawBuilder<boolean> =>
   sql<boolean>`(${managesMembershipOf(`${team}.organization_id`)} and ${readsTeam(`${team}.id`, `${team}.visibility`, `${team}.organization_id`)} and ${holdsGrantsOf(team)})`
+
+/**
+ * A team's `permissions` for the caller (DESIGN §9.3), as [can-update-membership, can-destroy]:
+ * `managesMembersOf`, and `managesTeam` on a team that is neither the owners team nor the seed
+ * file's — the same rules, with `holdsGrantsOf` (the costliest to plan and to run) stated once for
+ * both, and run only for a caller who manages memberships at all (managing teams implies it).
+ */
+export const teamPermissions = (team: string): RawBuilder<[boolean, boolean]> => {
+  const organization = `${team}.organization_id`
+  return sql<[boolean, boolean]>`(select array[
+      ${managesMembershipOf(organization)} and ${readsTeam(`${team}.id`, `${team}.visibility`, organization)} and h.holds,
+      ${managesTeamsOf(organization)} and h.holds and not ${sql.ref(`${team}.is_owners`)} and ${sql.ref(`${team}.managed_by`)} <> 'seed']
+    from (select ${managesMembershipOf(organization)} and ${holdsGrantsOf(team)} as holds) h)`
+}
 
 /**
  * The caller may set or change a team's organization-access flags (docs/CONTRACT.md §9, rule c):

@@ -5,7 +5,7 @@ import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { ORGANIZATION_ACCESS_COLUMN_NAMES, ORGANIZATION_ACCESS_COLUMNS, ORGANIZATION_ACCESS_FLAGS, type OrganizationAccess, type OrganizationAccessColumn } from '../db/organization-access.js'
 import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
-import { isMemberOf, managesMembersOf, managesTeam, managesTeamsOf, readsTeam, setsOrganizationAccessOf } from '../access/predicates.js'
+import { isMemberOf, managesTeam, managesTeamsOf, readsTeam, setsOrganizationAccessOf, teamPermissions } from '../access/predicates.js'
 import { accessorOf, recordDirectoryEvents, recordEvents } from '../audit/audit-record.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
@@ -27,9 +27,11 @@ export type TeamView = Record<OrganizationAccessColumn, boolean> & {
   organization_name: string
   /** The members, by username (json from the database). */
   users: TeamMember[] | string
-  /** What this caller may do with the team (DESIGN §9.3 `permissions`), decided by the predicates. */
-  can_update_membership: boolean
-  can_destroy: boolean
+  /**
+   * What this caller may do with the team (DESIGN §9.3 `permissions`), decided by the predicates:
+   * [can-update-membership, can-destroy].
+   */
+  permissions: [boolean, boolean]
 }
 
 /** Why a write changed nothing: the caller may not (404, as a missing team), or a rule of DESIGN §9.1/§9.3 refused it (422). */
@@ -57,8 +59,7 @@ function viewColumns (team: string): Array<AliasedRawBuilder<unknown, string>> {
     sql`(select o.name from ${table.organizations} o where o.id = ${c('organization_id')})`.as('organization_name'),
     sql`coalesce((select json_agg(json_build_object('id', u.id, 'username', u.username) order by u.username, u.id)
       from ${table.team_memberships} m join ${table.users} u on u.id = m.user_id where m.team_id = ${c('id')}), '[]'::json)`.as('users'),
-    sql`${managesMembersOf(team)}`.as('can_update_membership'),
-    sql`(${managesTeam(team)} and not ${c('is_owners')} and ${c('managed_by')} <> 'seed')`.as('can_destroy')
+    sql`${teamPermissions(team)}`.as('permissions')
   ]
 }
 

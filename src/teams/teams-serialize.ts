@@ -16,7 +16,7 @@ export function toTeamResource (row: TeamView, prefix: string): TeamResource {
     'organization-access': organizationAccessOf(row),
     'sso-team-id': row.sso_team_id,
     'allow-member-token-management': row.allow_member_token_management,
-    permissions: { 'can-update-membership': row.can_update_membership, 'can-destroy': row.can_destroy }
+    permissions: { 'can-update-membership': row.permissions[0], 'can-destroy': row.permissions[1] }
   }, {
     organization: { data: { id: row.organization_name, type: 'organizations' as const } },
     users: { data: members.map((member) => ({ id: member.id, type: 'users' as const })) }
