@@ -63,13 +63,14 @@ type Command =
 
 function parse (argv: string[]): Command {
   const [command, ...rest] = argv
+  const unexpected: Command = { kind: 'usage', problem: `unexpected: ${rest.join(' ')}` }
   switch (command) {
     case undefined: return { kind: 'usage' }
-    case '--help': case '-h': case 'help': return rest.length === 0 ? { kind: 'help' } : { kind: 'usage', problem: `unexpected: ${rest.join(' ')}` }
-    case '--version': case '-v': return rest.length === 0 ? { kind: 'version' } : { kind: 'usage', problem: `unexpected: ${rest.join(' ')}` }
-    case 'migrate': return rest.length === 0 ? { kind: 'migrate' } : { kind: 'usage', problem: `unexpected: ${rest.join(' ')}` }
+    case '--help': case '-h': case 'help': return rest.length === 0 ? { kind: 'help' } : unexpected
+    case '--version': case '-v': return rest.length === 0 ? { kind: 'version' } : unexpected
+    case 'migrate': return rest.length === 0 ? { kind: 'migrate' } : unexpected
     case 'schemas':
-      return rest.length <= 1 && (rest[0] === undefined || rest[0] === '--write' || rest[0] === '--check') ? { kind: 'schemas', mode: rest[0] } : { kind: 'usage', problem: `unexpected: ${rest.join(' ')}` }
+      return rest.length <= 1 && (rest[0] === undefined || rest[0] === '--write' || rest[0] === '--check') ? { kind: 'schemas', mode: rest[0] } : unexpected
     case 'seed': {
       const dryRun = rest.includes('--dry-run')
       const demo = rest.includes('--demo')

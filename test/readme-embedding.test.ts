@@ -18,7 +18,7 @@ import { freePort, freshLocation } from './helper.js'
  */
 const run = promisify(execFile)
 
-export function readmeBlock (heading: string, language: string): string {
+function readmeBlock (heading: string, language: string): string {
   const readme = readFileSync(projectFile('README.md'), 'utf8')
   const section = readme.slice(readme.indexOf(heading))
   const start = section.indexOf(`\`\`\`${language}\n`)

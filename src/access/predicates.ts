@@ -153,6 +153,8 @@ export const visibleRowKeys = (workspace: string, isAdmin: string, upTo?: RawBui
 export const holdsGrantsOf = (team: string): RawBuilder<boolean> => {
   const c = (column: string) => sql.ref(`${team}.${column}`)
   const inOrganization = sql`g.organization_id = ${c('organization_id')}`
+  // owners through the owners team hold every team, other owners every team but that one; anyone
+  // else its flags, and its rows unless it has manage-workspaces (admin on every workspace there)
   return sql<boolean>`(case
     when ${c('is_owners')} then exists (select 1 from grants g where ${inOrganization} and g.is_owner and g.team_id is not null)
     when exists (select 1 from grants g where ${inOrganization} and g.is_owner) then true
@@ -165,7 +167,6 @@ export const holdsGrantsOf = (team: string): RawBuilder<boolean> => {
       from grants g where ${inOrganization}), false)
   end)`
 }
-// (manage-workspaces administers every workspace of the organization: every row of the team is covered)
 
 /**
  * Every team-access row of the team is covered by what the caller — not an owner, without
@@ -201,8 +202,8 @@ const rowsCovered = (team: string): RawBuilder<boolean> => {
  * holds every grant of the team (`holdsGrantsOf`): only owners acting through the owners team
  * manage it. `team` is the alias of a row of `teams`.
  */
-export const managesTeam = (team: string): RawBuilder<boolean> =>
-  sql<boolean>`(${managesTeamsOf(`${team}.organization_id`)} and ${holdsGrantsOf(team)})`
+export const managesTeam = (team: string, holds: RawBuilder<boolean> = holdsGrantsOf(team)): RawBuilder<boolean> =>
+  sql<boolean>`(${managesTeamsOf(`${team}.organization_id`)} and ${holds})`
 
 /**
  * The caller may add and remove this team's members (DESIGN §9.4): it manages the organization's
@@ -210,8 +211,8 @@ export const managesTeam = (team: string): RawBuilder<boolean> =>
  * manage-membership member changes the members of the teams it sees), and holds every
  * grant of the team (`holdsGrantsOf`). `team` is the alias of a row of `teams`.
  */
-export const managesMembersOf = (team: string): RawBuilder<boolean> =>
-  sql<boolean>`(${managesMembershipOf(`${team}.organization_id`)} and ${readsTeam(`${team}.id`, `${team}.visibility`, `${team}.organization_id`)} and ${holdsGrantsOf(team)})`
+export const managesMembersOf = (team: string, holds: RawBuilder<boolean> = holdsGrantsOf(team)): RawBuilder<boolean> =>
+  sql<boolean>`(${managesMembershipOf(`${team}.organization_id`)} and ${readsTeam(`${team}.id`, `${team}.visibility`, `${team}.organization_id`)} and ${holds})`
 
 /**
  * A team's `permissions` for the caller (DESIGN §9.3), as [can-update-membership, can-destroy]:
@@ -220,11 +221,10 @@ export const managesMembersOf = (team: string): RawBuilder<boolean> =>
  * both, and run only for a caller who manages memberships at all (managing teams implies it).
  */
 export const teamPermissions = (team: string): RawBuilder<[boolean, boolean]> => {
-  const organization = `${team}.organization_id`
-  return sql<[boolean, boolean]>`(select array[
-      ${managesMembershipOf(organization)} and ${readsTeam(`${team}.id`, `${team}.visibility`, organization)} and h.holds,
-      ${managesTeamsOf(organization)} and h.holds and not ${sql.ref(`${team}.is_owners`)} and ${sql.ref(`${team}.managed_by`)} <> 'seed']
-    from (select ${managesMembershipOf(organization)} and ${holdsGrantsOf(team)} as holds) h)`
+  const holds = sql<boolean>`h.holds`
+  return sql<[boolean, boolean]>`(select array[${managesMembersOf(team, holds)},
+      ${managesTeam(team, holds)} and not ${sql.ref(`${team}.is_owners`)} and ${sql.ref(`${team}.managed_by`)} <> 'seed']
+    from (select ${managesMembershipOf(`${team}.organization_id`)} and ${holdsGrantsOf(team)} as holds) h)`
 }
 
 /**

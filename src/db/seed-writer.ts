@@ -58,8 +58,8 @@ export class SeedWriter {
       this.note('users', user.username, before, { username: user.username })
       this.userIds.set(user.username, id.id)
       this.summary.users++
-      await this.adopting(before, `user ${user.username}`, async () => {
-        await this.tokens(user.tokens, { kind: 'user', id: id.id, label: `user ${user.username}` }, where, before !== undefined && before.managed_by !== SEED)
+      await this.adopting(before, `user ${user.username}`, async (adopted) => {
+        await this.tokens(user.tokens, { kind: 'user', id: id.id, label: `user ${user.username}` }, where, adopted)
       })
     }
     for (const [i, org] of (seed.organizations ?? []).entries()) {
@@ -84,8 +84,8 @@ export class SeedWriter {
       .returning('id').executeTakeFirstOrThrow())
     this.note('organizations', org.name, before, { name: org.name })
     this.summary.organizations++
-    await this.adopting(before, `organization ${org.name}`, async () => {
-      await this.tokens(org.tokens, { kind: 'organization', id: orgId, label: `organization ${org.name}` }, where, before !== undefined && before.managed_by !== SEED)
+    await this.adopting(before, `organization ${org.name}`, async (adopted) => {
+      await this.tokens(org.tokens, { kind: 'organization', id: orgId, label: `organization ${org.name}` }, where, adopted)
     })
 
     // removals first: a declared team or workspace may take the name (or the owners flag) of one removed
@@ -119,10 +119,9 @@ export class SeedWriter {
       this.note('teams', label, previous, values)
       teamIds.set(team.name, row.id)
       this.summary.teams++
-      const adopted = previous !== undefined && previous.managed_by !== SEED
-      await this.adopting(previous, `team ${label}`, async () => {
+      await this.adopting(previous, `team ${label}`, async (adopted) => {
         if (adopted && team.owners === true && (team.members ?? []).length === 0 && await this.hasMembers(row.id)) {
-          throw new SeedError(at, `the owners team "${team.name}" was made ${previous.managed_by === 'api' ? 'through the API' : 'by the host'} and has members: declare its members, or the organization would be left without an owner`)
+          throw new SeedError(at, `the owners team "${team.name}" was made ${madeBy(previous!)} and has members: declare its members, or the organization would be left without an owner`)
         }
         await this.members(row.id, label, team.members ?? [], at, adopted)
         await this.tokens(team.tokens, { kind: 'team', id: row.id, label: `team ${label}` }, at, adopted)
@@ -199,17 +198,19 @@ export class SeedWriter {
   /**
    * A row the API or the host made, which the document names, becomes the seed's whole (DESIGN
    * §9.1): what the document does not declare on it — memberships, tokens — is removed by `write`
-   * (which is told `adopted`), and the apply warns, naming the row and what went. A team somebody
-   * made through the API before the operator's seed named it hands its new grants to nobody.
+   * (which is told whether the row is adopted now), and the apply warns, naming the row and what
+   * went. A team somebody made through the API before the operator's seed named it hands its new
+   * grants to nobody.
    */
-  private async adopting (before: { managed_by: string } | undefined, label: string, write: () => Promise<void>): Promise<void> {
+  private async adopting (before: { managed_by: string } | undefined, label: string, write: (adopted: boolean) => Promise<void>): Promise<void> {
     const { memberships, tokens } = this.summary.removed
     const [members, secrets] = [memberships.length, tokens.length]
-    await write()
-    if (before === undefined || before.managed_by === SEED) return
+    const adopted = before !== undefined && before.managed_by !== SEED
+    await write(adopted)
+    if (!adopted) return
     const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`
     const removed = [...(label.startsWith('team ') ? [count(memberships.length - members, 'membership')] : []), count(tokens.length - secrets, 'token')]
-    this.summary.warnings.push(`${label}: made ${before.managed_by === 'api' ? 'through the API' : 'by the host'}, now the seed's — ${removed.join(' and ')} it does not declare removed`)
+    this.summary.warnings.push(`${label}: made ${madeBy(before!)}, now the seed's — ${removed.join(' and ')} it does not declare removed`)
   }
 
   /**
@@ -372,6 +373,9 @@ function notDeclared (eb: ExpressionBuilder<any, any>, nameColumn: string, decla
     ...(names.length > 0 ? [eb(eb.ref(nameColumn), 'not in', names)] : [])
   ])
 }
+
+/** Who made a row the seed did not: `through the API` or `by the host`. */
+const madeBy = (row: { managed_by: string }): string => row.managed_by === 'api' ? 'through the API' : 'by the host'
 
 const sameValue = (a: unknown, b: unknown): boolean =>
   a instanceof Date || b instanceof Date
