@@ -14,7 +14,7 @@
 import type { Kysely } from 'kysely'
 import { connect, type DatabaseLocation } from '../src/db/connect.js'
 import { migrate } from '../src/db/migrate.js'
-import { applySeed, type SeedDocument, type SeedSummary } from '../src/db/seed.js'
+import { applySeed, type SeedDocument, type SeedSummary } from '../src/directory/seed.js'
 
 export const SEED_TEAMS = 1_000
 export const SEED_REMOVED = 100

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { Ajv } from 'ajv'
 import { buildApp } from '../dist/src/app.js'
-import { applySeed } from '../dist/src/db/seed.js'
+import { applySeed } from '../dist/src/directory/seed.js'
 
 const path = process.env.REFERENCE_OPENAPI ??
   new URL('../../shared/reference/hcp-terraform-team-workspaces.openapi.json', import.meta.url).pathname

@@ -4,8 +4,8 @@ import { loadConfig } from './config.js'
 import { projectFile } from './project-file.js'
 import { connect } from './db/connect.js'
 import { migrate, upToDate } from './db/migrate.js'
-import { applySeedFile } from './db/seed-file.js'
-import { formatSeedSummary } from './db/seed.js'
+import { applySeedFile } from './directory/seed-file.js'
+import { formatSeedSummary } from './directory/seed.js'
 import { databaseMissing } from './db/connect.js'
 
 export const USAGE = `usage: team-access serve                    run the service (settings from the environment: README, "Settings")

@@ -16,7 +16,7 @@ export { connect, preparedStatements } from './db/connect.js'
 export { registerPoolMetrics } from './metrics.js'
 export { buildApp, API_PREFIX } from './app.js'
 export { loadConfig, type Config } from './config.js'
-export { applySeed, formatSeedSummary, SeedError, type ApplySeedOptions, type SeedChanges, type SeedDocument, type SeedSummary } from './db/seed.js'
+export { applySeed, formatSeedSummary, SeedError, type ApplySeedOptions, type SeedChanges, type SeedDocument, type SeedSummary } from './directory/seed.js'
 export { DatabaseNewer, migrate, type MigrateOptions } from './db/migrate.js'
 export { DEFAULT_SCHEMA } from './db/tables.js'
 export {

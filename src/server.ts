@@ -1,7 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.js'
 import { connect, databaseMissing } from './db/connect.js'
-import { SeedError } from './db/seed.js'
+import { SeedError } from './directory/seed.js'
 import { DataDirInUse } from './db/data-dir-lock.js'
 import { DatabaseNewer, MigrationsPending } from './db/migrate.js'
 import { isDatabaseUnavailable, loggable } from './jsonapi/errors.js'

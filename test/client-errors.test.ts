@@ -1,7 +1,7 @@
 import t from 'tap'
 import { connect as netConnect } from 'node:net'
 import { buildApp } from '../src/app.js'
-import { applySeed } from '../src/db/seed.js'
+import { applySeed } from '../src/directory/seed.js'
 import { ENGINE, freshLocation, holdRow, patchOverSocket, testConfig } from './helper.js'
 import { TOKENS, world } from './fixtures/world.js'
 

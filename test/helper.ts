@@ -9,7 +9,7 @@ import { buildApp } from '../src/app.js'
 import type { Config } from '../src/config.js'
 import { connect, type Connection, type DatabaseLocation } from '../src/db/connect.js'
 import { migrate } from '../src/db/migrate.js'
-import { applySeedDocument } from '../src/db/seed.js'
+import { applySeedDocument } from '../src/directory/seed.js'
 import { table } from '../src/db/tables.js'
 
 /** Tests run on PGlite by default and on the PostgreSQL server of DATABASE_URL when it is set. */

@@ -2,7 +2,7 @@ import t from 'tap'
 import { Agent, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../src/app.js'
-import { applySeed } from '../src/db/seed.js'
+import { applySeed } from '../src/directory/seed.js'
 import { freshLocation, testConfig, ENGINE } from './helper.js'
 import { TOKENS, world } from './fixtures/world.js'
 

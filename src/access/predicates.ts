@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import { table } from '../db/tables.js'
 import { IMPLICIT_PERMISSIONS, PERMISSION_NAMES, PERMISSION_VALUES } from './permissions.js'
-import { PERMISSION_COLUMNS } from '../db/permission-columns.js'
+import { PERMISSION_COLUMNS } from './permission-columns.js'
 import { ACCESS_RANK, ORGANIZATION_GRANTS } from './effective-access.js'
 
 /**

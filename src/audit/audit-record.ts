@@ -4,7 +4,7 @@ import { PERMISSION_NAMES } from '../access/permissions.js'
 import { callerValues } from '../access/grants.js'
 import type { Caller } from '../auth/caller.js'
 import type { Database } from '../db/database.js'
-import { PERMISSION_COLUMNS } from '../db/permission-columns.js'
+import { PERMISSION_COLUMNS } from '../access/permission-columns.js'
 import { table } from '../db/tables.js'
 
 /**

@@ -7,13 +7,13 @@ import { DIRECTORY_SCHEMAS } from '../../schemas/directory.js'
 import { recordDirectoryEvents, tokenEvents } from '../audit/audit-record.js'
 import { tokenDigest } from '../auth/token-digest.js'
 import type { Database, ManagedBy, TeamTable } from '../db/database.js'
-import { DirectoryWriter, type DirectoryChangeSource } from '../db/directory-writer.js'
+import { DirectoryWriter, type DirectoryChangeSource } from './removals.js'
 import { impossibleId, newId } from '../db/ids.js'
 import {
   ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAccessColumns, organizationAccessOf,
   type OrganizationAccess, type OrganizationAccessColumn, type OrganizationAccessFlag
-} from '../db/organization-access.js'
-import { newTokenSecret } from '../tokens/token-secret.js'
+} from '../access/organization-access.js'
+import { newTokenSecret } from '../auth/token-secret.js'
 import { inSchema } from '../db/tables.js'
 import { createAjv, errorMessage, errorPointer } from '../validation.js'
 

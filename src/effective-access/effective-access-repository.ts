@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { Access } from '../../schemas/common.js'
 import type { Database } from '../db/database.js'
-import { PERMISSION_COLUMN_NAMES, permissionsOf, type PermissionRow } from '../db/permission-columns.js'
+import { PERMISSION_COLUMN_NAMES, permissionsOf, type PermissionRow } from '../access/permission-columns.js'
 import { teamGrants, withGrants } from '../access/grants.js'
 import { explainsTeam, explainsWorkspace, grantsOrganizationWide } from '../access/predicates.js'
 import { explainAccess, type Explanation, type TeamGrants } from '../access/effective-access.js'

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Access } from '../../schemas/common.js'
 import { customOnlyViolations, PERMISSION_NAMES, permissionsOnAdd, type PermissionName, type Permissions } from '../access/permissions.js'
-import { permissionsOf, pickPermissions } from '../db/permission-columns.js'
+import { permissionsOf, pickPermissions } from '../access/permission-columns.js'
 import type { TeamWorkspaceView } from './team-workspaces-repository.js'
 
 /**

@@ -1,7 +1,7 @@
 import { sql, type QueryCreator } from 'kysely'
 import type { Database } from '../db/database.js'
 import { actsThrough, isAdminOf, readsRow, readsTeam, readsWorkspace, visibleRowKeys } from '../access/predicates.js'
-import { PERMISSION_COLUMN_NAMES } from '../db/permission-columns.js'
+import { PERMISSION_COLUMN_NAMES } from '../access/permission-columns.js'
 import { table } from '../db/tables.js'
 
 /**

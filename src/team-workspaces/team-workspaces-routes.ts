@@ -3,7 +3,7 @@ import {
   AddTeamWorkspaceBody, descriptions, ListTeamWorkspacesQuery, responses, TeamWorkspaceParams, UpdateTeamWorkspaceBody
 } from '../../schemas/team-workspaces.js'
 import { customOnlyViolations, permissionsOnAdd, updateChanges } from '../access/permissions.js'
-import { pickPermissions } from '../db/permission-columns.js'
+import { pickPermissions } from '../access/permission-columns.js'
 import { impossibleId } from '../db/ids.js'
 import { ApiError, invalidAttribute, notFound } from '../jsonapi/errors.js'
 import { collection, paged, single } from '../jsonapi/document.js'

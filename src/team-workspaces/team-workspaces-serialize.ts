@@ -1,5 +1,5 @@
 import type { TeamWorkspaceResource } from '../../schemas/team-workspaces.js'
-import { permissionsOf } from '../db/permission-columns.js'
+import { permissionsOf } from '../access/permission-columns.js'
 import { resource, segment } from '../jsonapi/document.js'
 import type { TeamWorkspaceView } from './team-workspaces-repository.js'
 

@@ -7,7 +7,7 @@ import { paged, single } from '../jsonapi/document.js'
 import { invalidAttribute, notFound, type ApiError } from '../jsonapi/errors.js'
 import { includesUsers } from '../jsonapi/include.js'
 import { firstPage, parsePage } from '../jsonapi/pagination.js'
-import { ORGANIZATION_ACCESS_FLAGS, type OrganizationAccess } from '../db/organization-access.js'
+import { ORGANIZATION_ACCESS_FLAGS, type OrganizationAccess } from '../access/organization-access.js'
 import type { Refusal, TeamsRepository } from './teams-repository.js'
 import { includedUsers, toTeamResource } from './teams-serialize.js'
 

@@ -1,5 +1,5 @@
 import type { TeamResource, UserResource } from '../../schemas/teams.js'
-import { organizationAccessOf } from '../db/organization-access.js'
+import { organizationAccessOf } from '../access/organization-access.js'
 import { resource, segment } from '../jsonapi/document.js'
 import type { TeamMember, TeamView } from './teams-repository.js'
 

@@ -7,7 +7,7 @@ import { accessorOf, recordDirectoryEvents, tokenEvents, type DirectoryChange } 
 import type { Caller } from '../auth/caller.js'
 import { isGoneWhileWaiting } from '../db/write-races.js'
 import { tokenDigest } from '../auth/token-digest.js'
-import { newTokenSecret } from './token-secret.js'
+import { newTokenSecret } from '../auth/token-secret.js'
 import { table } from '../db/tables.js'
 
 /**

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { sql } from 'kysely'
-import { applySeedDocument } from '../../src/db/seed.js'
+import { applySeedDocument } from '../../src/directory/seed.js'
 import { build, ENGINE } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
 import { addBody, client } from '../team-workspaces/client.js'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { resolveToken, bearerSecret } from '../../src/auth/caller.js'
 import { callerGrants } from '../../src/access/grants.js'
-import { applySeedDocument } from '../../src/db/seed.js'
+import { applySeedDocument } from '../../src/directory/seed.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
 import { build, bearer, ENGINE } from '../helper.js'
 

@@ -5,7 +5,7 @@ import { LookupGate } from '../../src/auth/lookup-gate.js'
 import { buildApp } from '../../src/app.js'
 import { connect } from '../../src/db/connect.js'
 import { migrate } from '../../src/db/migrate.js'
-import { applySeed } from '../../src/db/seed.js'
+import { applySeed } from '../../src/directory/seed.js'
 import { bearer, build, ENGINE, freshLocation, testConfig } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
 

@@ -4,7 +4,7 @@ import { migrations } from '../../migrations/index.js'
 import { ORGANIZATION_ACCESS_COLUMNS } from '../../migrations/0009_directory_api.js'
 import { migrate, withSearchPath } from '../../src/db/migrate.js'
 import { schemaOf } from '../../src/db/tables.js'
-import { applySeed } from '../../src/db/seed.js'
+import { applySeed } from '../../src/directory/seed.js'
 import { freshDatabase, ENGINE } from '../helper.js'
 
 /**

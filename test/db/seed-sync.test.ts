@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { applySeedDocument } from '../../src/db/seed.js'
+import { applySeedDocument } from '../../src/directory/seed.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
 import { bearer, build, ENGINE, snapshot } from '../helper.js'
 

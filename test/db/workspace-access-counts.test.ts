@@ -1,6 +1,6 @@
 import t from 'tap'
 import { sql } from 'kysely'
-import { applySeed } from '../../src/db/seed.js'
+import { applySeed } from '../../src/directory/seed.js'
 import { freshDatabase, ENGINE } from '../helper.js'
 import { world } from '../fixtures/world.js'
 import { table } from '../../src/db/tables.js'

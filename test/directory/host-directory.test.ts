@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import type { Kysely } from 'kysely'
 import type { Database } from '../../src/db/database.js'
-import { applySeedDocument } from '../../src/db/seed.js'
+import { applySeedDocument } from '../../src/directory/seed.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
 import { directory, DirectoryError, type DirectoryErrorCode } from '../../src/directory/host-directory.js'
 import { ENGINE, freshDatabase } from '../helper.js'

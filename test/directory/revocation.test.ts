@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { DatabaseLocation } from '../../src/db/connect.js'
-import { applySeedDocument } from '../../src/db/seed.js'
+import { applySeedDocument } from '../../src/directory/seed.js'
 import { bearer, build, ENGINE, freshLocation, testConfig } from '../helper.js'
 
 /**

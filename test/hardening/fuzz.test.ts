@@ -95,6 +95,6 @@ t.test(`fuzzing every operation on ${ENGINE}`, async (t) => {
 })
 
 async function resetSeedRows (app: Awaited<ReturnType<typeof build>>): Promise<void> {
-  const { applySeed } = await import('../../src/db/seed.js')
+  const { applySeed } = await import('../../src/directory/seed.js')
   await applySeed(app.db, world)
 }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { build, ENGINE } from '../helper.js'
-import { applySeed } from '../../src/db/seed.js'
+import { applySeed } from '../../src/directory/seed.js'
 import { recordFigure } from './figures.js'
 
 /**

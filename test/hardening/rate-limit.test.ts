@@ -1,7 +1,7 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { buildApp } from '../../src/app.js'
-import { applySeed } from '../../src/db/seed.js'
+import { applySeed } from '../../src/directory/seed.js'
 import { build, bearer, ENGINE, freshLocation, testConfig } from '../helper.js'
 import { recordFigure } from './figures.js'
 import { connectRateLimitRedis } from '../../src/limits/rate-limit-redis.js'

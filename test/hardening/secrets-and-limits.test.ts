@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildApp } from '../../src/app.js'
-import { applySeed } from '../../src/db/seed.js'
+import { applySeed } from '../../src/directory/seed.js'
 import { freshLocation, testConfig, ENGINE } from '../helper.js'
 import { world } from '../fixtures/world.js'
 import { recordFigure } from './figures.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { applySeedFile } from '../../src/db/seed-file.js'
+import { applySeedFile } from '../../src/directory/seed-file.js'
 import { DEMO_SEED } from '../../src/app.js'
 import { build, ENGINE } from '../helper.js'
 

@@ -1,5 +1,5 @@
 import type { OrganizationAccessFlag } from '../../schemas/organization-access.js'
-import type { TeamTable } from './database.js'
+import type { TeamTable } from '../db/database.js'
 
 /**
  * The one place where a team's organization-access flag (DESIGN §9.3, kebab-case on the wire)

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import type { Kysely } from 'kysely'
-import type { Database } from './database.js'
+import type { Database } from '../db/database.js'
 import { applySeedDocument, SeedError, type ApplySeedOptions, type SeedSummary } from './seed.js'
 
 /** Reads and applies a seed file; a file that cannot be read or parsed is a SeedError naming it. */

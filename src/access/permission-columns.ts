@@ -1,5 +1,5 @@
-import { PERMISSION_NAMES, PERMISSION_VALUES, type PermissionName, type Permissions } from '../access/permissions.js'
-import type { TeamWorkspaceTable } from './database.js'
+import { PERMISSION_NAMES, PERMISSION_VALUES, type PermissionName, type Permissions } from './permissions.js'
+import type { TeamWorkspaceTable } from '../db/database.js'
 
 /**
  * The one place where a permission's wire name meets its column (the wire is kebab-case,

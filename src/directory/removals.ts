@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
 import { recordDirectoryEvents, recordEvents, tokenEvents, type Accessor } from '../audit/audit-record.js'
-import type { Database } from './database.js'
+import type { Database } from '../db/database.js'
 
 /** Who removes, and the request the events carry: the seed (System, `seed`) or the host (System, its actor). */
 export interface DirectoryChangeSource {

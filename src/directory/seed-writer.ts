@@ -3,12 +3,12 @@ import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transa
 import type { SeedDocument, SeedTeamAccess, SeedToken } from '../../schemas/seed.js'
 import { PERMISSION_NAMES, permissionsOnAdd } from '../access/permissions.js'
 import { tokenDigest } from '../auth/token-digest.js'
-import type { Database, TokenKind } from './database.js'
-import { newId } from './ids.js'
-import { PERMISSION_COLUMN_NAMES, permissionColumns, pickPermissions } from './permission-columns.js'
+import type { Database, TokenKind } from '../db/database.js'
+import { newId } from '../db/ids.js'
+import { PERMISSION_COLUMN_NAMES, permissionColumns, pickPermissions } from '../access/permission-columns.js'
 import { recordEvents } from '../audit/audit-record.js'
-import { DirectoryWriter } from './directory-writer.js'
-import { ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAccessColumns } from './organization-access.js'
+import { DirectoryWriter } from './removals.js'
+import { ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAccessColumns } from '../access/organization-access.js'
 import { entry, noChanges, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
 type Subject = { kind: TokenKind, id: string, label: string }
