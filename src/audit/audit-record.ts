@@ -50,8 +50,9 @@ export function recordEvents<DB extends Database> (qc: QueryCreator<DB>, changed
 }
 
 export interface DirectoryChange {
-  resourceType: 'team' | 'authentication-token'
-  action: 'create' | 'update' | 'destroy' | 'add_member' | 'remove_member'
+  /** What the events are about and what happened; `rows`: each row names its own (`resource_type`, `action` columns). */
+  resourceType: 'team' | 'authentication-token' | 'rows'
+  action: 'create' | 'update' | 'destroy' | 'add_member' | 'remove_member' | 'rows'
   accessor: Accessor
   requestId: string
 }
@@ -66,11 +67,13 @@ export interface DirectoryChange {
 export function recordDirectoryEvents<DB extends Database> (qc: QueryCreator<DB>, changed: string, change: DirectoryChange) {
   const column = (name: string) => sql.ref(`${changed}.${name}`)
   const accessor = accessorColumns(change.accessor)
+  const action = change.action === 'rows' ? column('action') : sql.lit(change.action)
+  const resourceType = change.resourceType === 'rows' ? column('resource_type') : sql.lit(change.resourceType)
   return qc.insertInto('audit_events')
     .columns(['organization_id', 'accessor_kind', 'accessor_id', 'accessor_description', 'request_id', 'action', 'resource_type', 'resource_id', 'meta'])
     .expression(sql`
       select ${column('organization_id')}, ${sql.lit(change.accessor.kind)}, ${accessor.id}, ${accessor.description}, ${change.requestId}::text,
-        ${sql.lit(change.action)}, ${sql.lit(change.resourceType)}, ${column('resource_id')}, ${column('meta')}
+        ${action}, ${resourceType}, ${column('resource_id')}, ${column('meta')}
       from ${sql.table(changed)}`)
 }
 

@@ -1,14 +1,9 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
-import { recordDirectoryEvents, recordEvents, tokenEvents, type Accessor } from '../audit/audit-record.js'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { recordDirectoryEvents, recordEvents, tokenEvents } from '../audit/audit-record.js'
 import type { Database } from '../db/database.js'
-
-/** Who removes, and the request the events carry: the seed (System, `seed`) or the host (System, its actor). */
-export interface DirectoryChangeSource {
-  /** The seed drops its own tokens without revoking them (a document may declare a secret again); anything else is a revocation. */
-  by: 'seed' | 'host'
-  accessor: Accessor
-  requestId: string
-}
+import { table } from '../db/tables.js'
+import { membershipEventRows, teamEventRows } from './events.js'
+import { accessorOf, type ChangeSource } from './source.js'
 
 /**
  * What a removal took with it, by kind, named as a seed's summary names rows — never by secret or
@@ -21,60 +16,75 @@ export interface DirectoryRemovals {
   tokens: string[]
 }
 
+/** What one removal statement removes: the memberships and tokens its conditions keep (over `m`, `tk`), and rows by id. */
+interface Removal {
+  memberships?: RawBuilder<boolean>
+  tokens?: RawBuilder<boolean>
+  /** A scope the token condition reads: CTEs before the removal, and the `using` of the tokens' delete (an API caller's subject). */
+  tokenScope?: { with: RawBuilder<unknown>, using: RawBuilder<unknown> }
+  rows?: { table: 'teams' | 'users' | 'workspaces', ids: string[] }
+}
+
 /**
- * The directory's removals (DESIGN §9.1), one code path for the seed (rows it no longer declares)
- * and the host (its directory functions): a removal deletes what hangs on the row explicitly, each
- * `delete … returning` naming what it removed and recording its audit events in the same
- * statement — a team's or workspace's team-access rows with one `remove_team` each, memberships
- * with `remove_member`, tokens with `destroy`, teams with `destroy` — then the row (the foreign
- * keys' cascades find nothing left). The team-access rows go in a statement before their team's
- * or workspace's, so that the workspace counters' triggers still see the team while they count
- * its rows out. Runs inside the caller's transaction; what it removed is appended to `removed`.
+ * The directory's removals (DESIGN §9.1), one code path whoever asks (src/directory/source.ts):
+ * a removal deletes what hangs on the row explicitly, naming what it removed and recording its
+ * audit events in the same statement — team-access rows with one `remove_team` each, memberships
+ * with `remove_member`, tokens with `destroy` (and their digests revoked for good, in
+ * `revoked_tokens`: no seed or host brings a removed secret back), teams with `destroy` — then the
+ * row (the foreign keys' cascades find nothing left). A team's or workspace's team-access rows go
+ * in a statement before the row's, so that the workspace counters' triggers still see the team
+ * while they count its rows out: a team's removal is two statements, a user's one. Runs inside the
+ * caller's transaction (the rows it removes are locked by then); what it removed is appended to
+ * `removed`.
  */
-export class DirectoryWriter {
+export class Removals {
   constructor (
-    private readonly trx: Transaction<Database>,
-    private readonly source: DirectoryChangeSource,
+    private readonly db: Kysely<Database>,
+    private readonly source: ChangeSource,
     readonly removed: DirectoryRemovals = { teamAccess: [], memberships: [], tokens: [] }
   ) {}
 
-  /** Removes teams with their team access, memberships, tokens and remembered seed grants; one `destroy` event each. */
-  async removeTeams (ids: string[]): Promise<void> {
-    if (ids.length === 0) return
+  /** Removes teams with their team access, memberships, tokens and remembered seed grants; one `destroy` event each. The tokens' digests. */
+  async removeTeams (ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return []
     await this.removeTeamAccess('team_id', ids)
-    await this.removeMemberships((eb) => eb('team_id', 'in', ids))
-    await this.removeTokens((eb) => eb('team_id', 'in', ids))
-    await this.trx.deleteFrom('seed_grants').where('team_id', 'in', ids).execute()
-    await this.trx
-      .with('gone', (qc) => qc.deleteFrom('teams').where('id', 'in', ids).returning(['organization_id', 'id', 'name']))
-      .with('events', (qc) => qc.selectFrom('gone')
-        .select(['gone.organization_id', 'gone.id as resource_id', sql<string>`jsonb_build_object('team', gone.name)`.as('meta')]))
-      .with('audit', (qc) => recordDirectoryEvents(qc, 'events', { resourceType: 'team', action: 'destroy', ...this.source }))
-      .selectFrom('gone').select('gone.id').execute()
+    const hangs = sql<boolean>`team_id = any(${ids}::text[])`
+    return await this.remove({ memberships: hangs, tokens: hangs, rows: { table: 'teams', ids } })
   }
 
   /** Removes workspaces with their team access and remembered seed grants. */
   async removeWorkspaces (ids: string[]): Promise<void> {
     if (ids.length === 0) return
     await this.removeTeamAccess('workspace_id', ids)
-    await this.trx.deleteFrom('seed_grants').where('workspace_id', 'in', ids).execute()
-    await this.trx.deleteFrom('workspaces').where('id', 'in', ids).execute()
+    await this.remove({ rows: { table: 'workspaces', ids } })
   }
 
   /** Removes users with their tokens and memberships. */
   async removeUsers (ids: string[]): Promise<void> {
     if (ids.length === 0) return
-    await this.removeTokens((eb) => eb('user_id', 'in', ids))
-    await this.removeMemberships((eb) => eb('user_id', 'in', ids))
-    await this.trx.deleteFrom('users').where('id', 'in', ids).execute()
+    const hangs = sql<boolean>`user_id = any(${ids}::text[])`
+    await this.remove({ memberships: hangs, tokens: hangs, rows: { table: 'users', ids } })
+  }
+
+  /** Removes the memberships `which` keeps (over `m`), each with its `remove_member` event. */
+  async removeMemberships (which: RawBuilder<boolean>): Promise<void> {
+    await this.remove({ memberships: which })
+  }
+
+  /**
+   * Removes the tokens `which` keeps (over `tk`, and the scope's names), each with its `destroy`
+   * event and its digest revoked for good (DESIGN §9.1); the digests removed.
+   */
+  async removeTokens (which: RawBuilder<boolean>, scope?: Removal['tokenScope']): Promise<string[]> {
+    return await this.remove({ tokens: which, ...(scope === undefined ? {} : { tokenScope: scope }) })
   }
 
   /** The team-access rows of teams or workspaces being removed, each with its `remove_team` event in the same statement. */
   async removeTeamAccess (column: 'team_id' | 'workspace_id', ids: string[]): Promise<void> {
-    const removed = await this.trx
+    const removed = await this.db
       .with('removed', (qc) => qc.deleteFrom('team_workspaces').where(column, 'in', ids)
         .returning(['id', 'organization_id', 'team_id', 'workspace_id']))
-      .with('audit', (qc) => recordEvents(qc, 'removed', { action: 'remove_team', ...this.source, permissions: false }))
+      .with('audit', (qc) => recordEvents(qc, 'removed', { action: 'remove_team', accessor: accessorOf(this.source), requestId: this.source.requestId, permissions: false }))
       .selectFrom('removed')
       .innerJoin('teams as t', 't.id', 'removed.team_id')
       .innerJoin('workspaces as w', 'w.id', 'removed.workspace_id')
@@ -84,45 +94,54 @@ export class DirectoryWriter {
     this.removed.teamAccess.push(...removed.map((r) => r.label))
   }
 
-  /** Removes the memberships `which` keeps, each with its `remove_member` event. */
-  async removeMemberships (which: (eb: ExpressionBuilder<Database, 'team_memberships'>) => Expression<SqlBool>): Promise<void> {
-    const removed = await this.trx
-      .with('gone', (qc) => qc.deleteFrom('team_memberships').where(which).returning(['team_id', 'user_id']))
-      .with('events', (qc) => qc.selectFrom('gone').innerJoin('teams as t', 't.id', 'gone.team_id').innerJoin('users as u', 'u.id', 'gone.user_id')
-        .select(['t.organization_id', 't.id as resource_id', sql<string>`jsonb_build_object('team', t.name, 'user', u.username)`.as('meta')]))
-      .with('audit', (qc) => recordDirectoryEvents(qc, 'events', { resourceType: 'team', action: 'remove_member', ...this.source }))
-      .selectFrom('gone')
-      .innerJoin('teams as t', 't.id', 'gone.team_id')
-      .innerJoin('organizations as o', 'o.id', 't.organization_id')
-      .innerJoin('users as u', 'u.id', 'gone.user_id')
-      .select(sql<string>`o.name || '/' || t.name || ': ' || u.username`.as('label'))
-      .orderBy('label').execute()
-    this.removed.memberships.push(...removed.map((r) => r.label))
-  }
-
   /**
-   * Removes the tokens `which` keeps, each with its `destroy` event; named by their kind and owner —
-   * never by secret or digest. A removal is a revocation for good (DESIGN §9.1: the digest kept in
-   * `revoked_tokens`, so that no seed or host brings the secret back), except where the seed drops a
-   * token of its own that its document no longer declares.
+   * One statement: the memberships, tokens and rows of `removal`, each with its events (all CTEs
+   * read the snapshot the statement started from, so the events name the rows they remove); the
+   * rows it names must all be there (they are locked): else it throws, and the transaction with it.
    */
-  async removeTokens (which: (eb: ExpressionBuilder<Database, 'tokens'>) => Expression<SqlBool>): Promise<void> {
-    const { by, ...source } = this.source
-    const removed = await this.trx
-      .with('gone', (qc) => qc.deleteFrom('tokens').where(which).returning(['id', 'kind', 'organization_id', 'team_id', 'user_id', 'digest', 'managed_by']))
-      .with('revoked', (qc) => qc.insertInto('revoked_tokens').columns(['digest'])
-        .expression((eb) => eb.selectFrom('gone').select('gone.digest').where(sql<boolean>`${by !== 'seed'}::boolean or gone.managed_by <> 'seed'`))
-        .onConflict((oc) => oc.doNothing()))
-      .with('events', (qc) => qc.selectFrom(tokenEvents('gone').as('e')).selectAll())
-      .with('audit', (qc) => recordDirectoryEvents(qc, 'events', { resourceType: 'authentication-token', action: 'destroy', ...source }))
-      .selectFrom('gone')
-      .leftJoin('organizations as o', 'o.id', 'gone.organization_id')
-      .leftJoin('teams as t', 't.id', 'gone.team_id')
-      .leftJoin('organizations as tor', 'tor.id', 't.organization_id')
-      .leftJoin('users as u', 'u.id', 'gone.user_id')
-      .select(sql<string>`case gone.kind when 'user' then 'user ' || u.username when 'team' then 'team ' || tor.name || '/' || t.name
-        else 'organization ' || o.name end`.as('label'))
-      .orderBy('label').execute()
-    this.removed.tokens.push(...removed.map((r) => r.label))
+  private async remove (removal: Removal): Promise<string[]> {
+    const ctes: Array<RawBuilder<unknown>> = []
+    const answers: Array<RawBuilder<unknown>> = []
+    // every event of the removal, recorded by one insert
+    const events: Array<RawBuilder<unknown>> = []
+    const eventsOf = (rows: RawBuilder<unknown>, resource: 'team' | 'authentication-token', action: 'remove_member' | 'destroy') =>
+      sql`select e.*, ${resource}::text as resource_type, ${action}::text as action from (${rows}) e`
+    if (removal.tokenScope !== undefined) ctes.push(removal.tokenScope.with)
+    if (removal.memberships !== undefined) {
+      ctes.push(sql`gone_members as (delete from ${table.team_memberships} m where ${removal.memberships} returning m.team_id, m.user_id)`)
+      events.push(eventsOf(membershipEventRows('gone_members'), 'team', 'remove_member'))
+      answers.push(sql`select 'memberships' as kind, o.name || '/' || t.name || ': ' || u.username as label, null::text as digest
+        from gone_members g join ${table.teams} t on t.id = g.team_id join ${table.organizations} o on o.id = t.organization_id join ${table.users} u on u.id = g.user_id`)
+    }
+    if (removal.tokens !== undefined) {
+      ctes.push(sql`gone_tokens as (delete from ${table.tokens} tk ${removal.tokenScope?.using ?? sql``} where ${removal.tokens}
+          returning tk.id, tk.kind, tk.organization_id, tk.team_id, tk.user_id, tk.digest)`,
+      sql`revoked as (insert into ${table.revoked_tokens} (digest) select digest from gone_tokens on conflict do nothing)`)
+      events.push(eventsOf(sql`select * from ${tokenEvents('gone_tokens')} e`, 'authentication-token', 'destroy'))
+      answers.push(sql`select 'tokens' as kind, case g.kind when 'user' then 'user ' || u.username when 'team' then 'team ' || tor.name || '/' || t.name
+          else 'organization ' || o.name end as label, g.digest
+        from gone_tokens g left join ${table.organizations} o on o.id = g.organization_id left join ${table.teams} t on t.id = g.team_id
+          left join ${table.organizations} tor on tor.id = t.organization_id left join ${table.users} u on u.id = g.user_id`)
+    }
+    const rows = removal.rows
+    if (rows !== undefined) {
+      // a team's or workspace's remembered seed grants go with it (a user has none)
+      if (rows.table !== 'users') ctes.push(sql`forgotten as (delete from ${table.seed_grants} where ${sql.id(rows.table === 'teams' ? 'team_id' : 'workspace_id')} = any(${rows.ids}::text[]))`)
+      ctes.push(sql`gone as (delete from ${table[rows.table]} where id = any(${rows.ids}::text[])
+        returning id, ${rows.table === 'users' ? sql`null::text as organization_id, username as name` : sql`organization_id, name`})`)
+      if (rows.table === 'teams') events.push(eventsOf(teamEventRows('gone'), 'team', 'destroy'))
+      answers.push(sql`select 'rows' as kind, id as label, null::text as digest from gone`)
+    }
+    if (events.length > 0) {
+      ctes.push(sql`events as (${sql.join(events, sql` union all `)})`,
+        sql`audit as (${recordDirectoryEvents(this.db, 'events', { resourceType: 'rows', action: 'rows', accessor: accessorOf(this.source), requestId: this.source.requestId })})`)
+    }
+    const result = await sql<{ kind: 'memberships' | 'tokens' | 'rows', label: string, digest: string | null }>`with ${sql.join(ctes)}
+      ${sql.join(answers, sql` union all `)} order by kind, label`.execute(this.db)
+    const of = (kind: string) => result.rows.filter((row) => row.kind === kind)
+    this.removed.memberships.push(...of('memberships').map((row) => row.label))
+    this.removed.tokens.push(...of('tokens').map((row) => row.label))
+    if (rows !== undefined && of('rows').length !== rows.ids.length) throw new Error(`${rows.table} went while locked`)
+    return of('tokens').map((row) => row.digest!)
   }
 }

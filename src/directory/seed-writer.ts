@@ -1,14 +1,12 @@
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
-import type { SeedDocument, SeedTeamAccess, SeedToken } from '../../schemas/seed.js'
-import { PERMISSION_NAMES, permissionsOnAdd } from '../access/permissions.js'
+import type { SeedDocument, SeedToken } from '../../schemas/seed.js'
 import { tokenDigest } from '../auth/token-digest.js'
 import type { Database, TokenKind } from '../db/database.js'
 import { newId } from '../db/ids.js'
-import { PERMISSION_COLUMN_NAMES, permissionColumns, pickPermissions } from '../access/permission-columns.js'
-import { recordEvents } from '../audit/audit-record.js'
-import { DirectoryWriter } from './removals.js'
+import { Removals } from './removals.js'
 import { ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAccessColumns } from '../access/organization-access.js'
+import { applyGrant } from './seed-grants.js'
 import { entry, noChanges, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
 type Subject = { kind: TokenKind, id: string, label: string }
@@ -31,18 +29,23 @@ const SEED = 'seed' as const
 export class SeedWriter {
   private readonly summary: SeedSummary
   private readonly userIds = new Map<string, string>()
+  /** Every secret the document declares, by digest: a token that moves to another subject is moved, never removed (and so revoked). */
+  private declaredTokens: string[] = []
   /** The audit events of one application share an id, as a request's would: the changes that came together. */
   private readonly applicationId = randomUUID()
 
-  /** The removals of rows the document no longer declares, shared with the host's directory: the seed's are System events, `seed`. */
-  private readonly directory: DirectoryWriter
+  /** The removals of rows the document no longer declares, every source's: the seed's are System events, `seed`. */
+  private readonly directory: Removals
 
   constructor (private readonly trx: Transaction<Database>, dryRun = false) {
     this.summary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0, dryRun, created: noChanges(), changed: noChanges(), removed: noChanges(), warnings: [] }
-    this.directory = new DirectoryWriter(trx, { by: 'seed', accessor: { kind: 'system', description: 'seed' }, requestId: this.applicationId }, this.summary.removed)
+    this.directory = new Removals(trx, { by: 'seed', requestId: this.applicationId }, this.summary.removed)
   }
 
   async write (seed: SeedDocument): Promise<SeedSummary> {
+    const secrets = (tokens: SeedToken[] | undefined) => (tokens ?? []).map((token) => tokenDigest(typeof token === 'string' ? token : token.token))
+    this.declaredTokens = [...(seed.users ?? []).flatMap((user) => secrets(user.tokens)), ...(seed.organizations ?? []).flatMap((org) =>
+      [...secrets(org.tokens), ...(org.teams ?? []).flatMap((team) => secrets(team.tokens))])]
     const users = seed.users ?? []
     // users are global: first the seed's users the document no longer declares (an entry may take a removed one's name)
     await this.removeUsers(users.map((u) => ({ id: u.id, name: u.username })))
@@ -153,46 +156,8 @@ export class SeedWriter {
       if (teamId === undefined) throw new SeedError(at, `no team named "${grant.team}" in organization "${org.name}"`)
       const workspaceId = workspaceIds.get(grant.workspace) ?? await this.idByName('workspaces', orgId, grant.workspace)
       if (workspaceId === undefined) throw new SeedError(at, `no workspace named "${grant.workspace}" in organization "${org.name}"`)
-      await this.grant(grant, orgId, teamId, workspaceId, `${grant.team} on ${org.name}/${grant.workspace}`)
+      await applyGrant(this.trx, grant, { organizationId: orgId, teamId, workspaceId }, `${grant.team} on ${org.name}/${grant.workspace}`, this.summary, this.applicationId)
     }
-  }
-
-  /**
-   * A `team-access` entry is a grant to make once (DESIGN §6, "a seed never undoes the API"):
-   * remembered by its fingerprint — team, workspace, permissions — and skipped ever after, so a
-   * grant the API removed or changed stays as the API left it. A new or edited entry sets the
-   * (team, workspace) row to what it says, whatever that row's id, or adds it: it never fails on
-   * what the API did. Applying it records its audit event (System, `seed`) in the same statement.
-   */
-  private async grant (grant: SeedTeamAccess, organizationId: string, teamId: string, workspaceId: string, label: string): Promise<void> {
-    const permissions = permissionsOnAdd(grant.access, pickPermissions(grant))
-    const fingerprint = createHash('sha256')
-      .update(JSON.stringify([teamId, workspaceId, grant.access, PERMISSION_NAMES.map((name) => permissions[name])]))
-      .digest('hex')
-    const first = await this.trx.insertInto('seed_grants').values({ fingerprint, team_id: teamId, workspace_id: workspaceId })
-      .onConflict((oc) => oc.column('fingerprint').doNothing())
-      .returning('fingerprint').executeTakeFirst()
-    if (first === undefined) {
-      this.summary.teamAccessAlreadyApplied++
-      return
-    }
-    const values = { access: grant.access, ...permissionColumns(permissions) }
-    // an explicit id is kept unless another row has it by now (the API may have re-added the pair)
-    const idTaken = grant.id !== undefined &&
-      (await this.trx.selectFrom('team_workspaces').select('id').where('id', '=', grant.id).executeTakeFirst()) !== undefined
-    const applied = this.trx.with('applied', (qc) => qc.insertInto('team_workspaces')
-      .values({ id: grant.id === undefined || idTaken ? newId('tws') : grant.id, organization_id: organizationId, team_id: teamId, workspace_id: workspaceId, ...values })
-      .onConflict((oc) => oc.columns(['team_id', 'workspace_id']).doUpdateSet(values))
-      // which the upsert did: a row it inserted has xmax 0, a row it updated was locked by this transaction first
-      .returning(['organization_id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES, sql<boolean>`xmax = 0`.as('added')]))
-    const [event] = await recordEvents(applied, 'applied', {
-      action: sql`case when applied.added then 'add_team' else 'update_team_permissions' end`,
-      accessor: { kind: 'system', description: 'seed' },
-      requestId: this.applicationId,
-      permissions: true
-    }).returning(sql<string>`action`.as('action')).execute()
-    ;(event?.action === 'add_team' ? this.summary.created : this.summary.changed).teamAccess.push(label)
-    this.summary.teamAccess++
   }
 
   /**
@@ -225,11 +190,8 @@ export class SeedWriter {
       if (id === undefined) throw new SeedError(`${where} › members[${k}] "${username}"`, `no user named "${username}"`)
       userIds.push(id)
     }
-    await this.directory.removeMemberships((eb) => eb.and([
-      eb('team_id', '=', teamId),
-      ...(adopted ? [] : [eb('managed_by', '=', SEED)]),
-      ...(userIds.length > 0 ? [eb('user_id', 'not in', userIds)] : [])
-    ]))
+    await this.directory.removeMemberships(sql<boolean>`m.team_id = ${teamId} and (${adopted}::boolean or m.managed_by = ${SEED})
+      and not m.user_id = any(${userIds}::text[])`)
     if (userIds.length === 0) return
     const existing = new Map((await this.trx.selectFrom('team_memberships').select(['user_id', 'managed_by'])
       .where('team_id', '=', teamId).execute()).map((m) => [m.user_id, m]))
@@ -247,11 +209,8 @@ export class SeedWriter {
   private async tokens (tokens: SeedToken[] | undefined, subject: Subject, where: string, adopted: boolean): Promise<void> {
     const column = ({ organization: 'organization_id', team: 'team_id', user: 'user_id' } as const)[subject.kind]
     const declared = (tokens ?? []).map((token) => tokenDigest(typeof token === 'string' ? token : token.token))
-    await this.directory.removeTokens((eb) => eb.and([
-      eb(column, '=', subject.id),
-      ...(adopted ? [] : [eb('managed_by', '=', SEED)]),
-      ...(declared.length > 0 ? [eb('digest', 'not in', declared)] : [])
-    ]))
+    await this.directory.removeTokens(sql<boolean>`tk.${sql.id(column)} = ${subject.id} and (${adopted}::boolean or tk.managed_by = ${SEED})
+      and not tk.digest = any(${this.declaredTokens}::text[])`)
     // a revoked secret is revoked for good, whoever revoked it (DESIGN §9.1): left out, with a warning naming its owner
     const revoked = new Set(declared.length === 0
       ? []

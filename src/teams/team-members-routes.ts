@@ -20,8 +20,8 @@ const teamMemberRoutes: FastifyPluginAsyncTypebox<{ repository: TeamMembersRepos
     if (refusal === undefined) return
     switch (refusal.reason) {
       case 'hidden': throw notFound()
-      case 'unknown': throw invalidAttribute(`User not found: ${refusal.usernames.join(', ')}`, '/data')
-      case 'seed': throw invalidAttribute(`managed by the seed file: the membership of ${refusal.usernames.join(', ')}`, '/data')
+      case 'unknown': throw invalidAttribute(`User not found: ${refusal.users.join(', ')}`, '/data')
+      case 'seed': throw invalidAttribute(`managed by the seed file: the membership of ${refusal.users.join(', ')}`, '/data')
       case 'last-owner': throw invalidAttribute('The owners team must keep at least one member.', '/data')
     }
   }

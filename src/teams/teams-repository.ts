@@ -1,16 +1,15 @@
 import { sql, type AliasedRawBuilder, type Kysely, type QueryCreator } from 'kysely'
 import type { Visibility } from '../../schemas/common.js'
 import type { Database, ManagedBy } from '../db/database.js'
-import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
-import { ORGANIZATION_ACCESS_COLUMN_NAMES, ORGANIZATION_ACCESS_COLUMNS, ORGANIZATION_ACCESS_FLAGS, type OrganizationAccess, type OrganizationAccessColumn } from '../access/organization-access.js'
-import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
-import { isMemberOf, managesTeam, managesTeamsOf, readsTeam, setsOrganizationAccessOf, teamPermissions } from '../access/predicates.js'
-import { accessorOf, recordDirectoryEvents, recordEvents } from '../audit/audit-record.js'
+import { ORGANIZATION_ACCESS_COLUMN_NAMES, type OrganizationAccessColumn } from '../access/organization-access.js'
+import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
+import { isMemberOf, readsTeam, teamPermissions } from '../access/predicates.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 import { table } from '../db/tables.js'
-import { isGoneWhileWaiting } from '../db/write-races.js'
+import { apiSource } from '../directory/source.js'
+import { changeTeam, createTeam, removeTeam, type TeamRefusal, type TeamValues } from '../directory/teams.js'
 
 /** A member of a team, as its resource and `included` need it. */
 export interface TeamMember { id: string, username: string }
@@ -35,17 +34,10 @@ export type TeamView = Record<OrganizationAccessColumn, boolean> & {
 }
 
 /** Why a write changed nothing: the caller may not (404, as a missing team), or a rule of DESIGN §9.1/§9.3 refused it (422). */
-export type Refusal = 'hidden' | 'seed' | 'owners' | 'taken'
+export type Refusal = TeamRefusal
 
 /** The attributes of a create or an update; an absent member is not given (on update: keeps its value). */
-export interface TeamChanges {
-  name?: string
-  visibility?: Visibility
-  organizationAccess: Partial<OrganizationAccess>
-  /** Kept and answered (the Terraform provider reads them back); an empty `sso-team-id` clears it (null). */
-  ssoTeamId?: string | null
-  allowMemberTokenManagement?: boolean
-}
+export type TeamChanges = TeamValues
 
 /**
  * The columns of a team's resource, for this caller, from `team` — the alias of a row of `teams`
@@ -61,14 +53,6 @@ function viewColumns (team: string): Array<AliasedRawBuilder<unknown, string>> {
       from ${table.team_memberships} m join ${table.users} u on u.id = m.user_id where m.team_id = ${c('id')}), '[]'::json)`.as('users'),
     sql`${teamPermissions(team)}`.as('permissions')
   ]
-}
-
-/** A unique violation of the team's name in its organization (a create or rename that lost to another). */
-function isNameTaken (err: unknown): boolean {
-  const e = err as { code?: unknown, constraint?: unknown, message?: unknown } | null
-  if (e === null || typeof e !== 'object' || e.code !== '23505') return false
-  return e.constraint === undefined || e.constraint === 'teams_organization_name_key' ||
-    (typeof e.message === 'string' && e.message.includes('teams_organization_name_key'))
 }
 
 /**
@@ -124,116 +108,21 @@ export class TeamsRepository {
     return { rows: result.filter((r) => r.id !== null), total: Number(result[0]!.total) }
   }
 
-  /**
-   * Creates a team (DESIGN §9.3) if the caller manages the organization's teams and — unless it is
-   * an owner — gives it no organization-access flag. Managed by the API; absent flags false.
-   * Refused `hidden`: no such organization, or the caller may not; `taken`: the name is.
-   */
+  /** Creates a team (DESIGN §9.3), as the caller asks the directory (src/directory/teams.ts); answers its resource for the caller. */
   async create (caller: Caller, organization: string, changes: TeamChanges, requestId: string): Promise<{ team: TeamView } | { refusal: Refusal }> {
-    const flags = ORGANIZATION_ACCESS_FLAGS.map((flag) => changes.organizationAccess[flag] ?? false)
-    const setsFlags = flags.some((value) => value)
-    const columns = ORGANIZATION_ACCESS_FLAGS.map((flag) => sql.id(ORGANIZATION_ACCESS_COLUMNS[flag]))
-    const query = sql<TeamView>`with grants as (${callerGrants(this.db, caller)}),
-      org as (select o.id from ${table.organizations} o where o.name = ${organization}
-        and ${managesTeamsOf('o.id')} and (${setsOrganizationAccessOf('o.id')} or not ${setsFlags}::boolean)),
-      inserted as (insert into ${table.teams} (id, organization_id, name, visibility, sso_team_id, allow_member_token_management, managed_by, ${sql.join(columns)})
-        select ${newId('team')}::text, org.id, ${changes.name}::text, ${changes.visibility ?? 'secret'}::text,
-          ${changes.ssoTeamId ?? null}::text, ${changes.allowMemberTokenManagement ?? true}::boolean, 'api',
-          ${sql.join(flags.map((value) => sql`${value}::boolean`))}
-        from org returning *),
-      events as (select organization_id, id as resource_id, jsonb_build_object('team', name) as meta from inserted),
-      audit as (${this.directoryEvents('events', 'create', caller, requestId)})
-      select ${sql.join(viewColumns('inserted'))} from inserted`
-    try {
-      const team = (await query.execute(this.db)).rows[0]
-      return team === undefined ? { refusal: 'hidden' } : { team }
-    } catch (err) {
-      if (isNameTaken(err)) return { refusal: 'taken' }
-      // the organization was removed while the insert waited for it: not there (404), never a 500
-      if (isGoneWhileWaiting(err)) return { refusal: 'hidden' }
-      throw err
-    }
+    return await createTeam<TeamView>(this.db, apiSource(caller, requestId), { name: organization }, { ...changes, name: changes.name! }, answer)
   }
 
-  /**
-   * Updates a team (DESIGN §9.3) in one statement: the team is locked as the caller may manage it
-   * (`managesTeam`), `organization-access` merged (absent flags keep their value), and the row
-   * written only when a value differs, with its `update` event — a PATCH that changes nothing
-   * writes nothing, records nothing, and answers the team as it is. Refused `hidden`: the caller
-   * may not manage the team, or (not an owner) changes a flag; `seed`: the seed file manages it;
-   * `owners`: a rename of the owners team, or a change of its flags; `taken`: the new name is.
-   */
+  /** Updates a team (DESIGN §9.3), as the caller asks the directory; answers its resource for the caller. */
   async update (caller: Caller, id: string, changes: TeamChanges, requestId: string): Promise<{ team: TeamView } | { refusal: Refusal }> {
-    const given = ORGANIZATION_ACCESS_FLAGS.map((flag) => [ORGANIZATION_ACCESS_COLUMNS[flag], changes.organizationAccess[flag] ?? null] as const)
-    const merged = given.map(([column, value]) => sql`coalesce(${value}::boolean, c.${sql.id(column)}) as ${sql.id(column)}`)
-    const flagChanges = sql.join(given.map(([column]) => sql`m.${sql.id(column)} is distinct from c.${sql.id(column)}`), sql` or `)
-    const assigned = ['name', 'visibility', 'sso_team_id', 'allow_member_token_management', ...given.map(([column]) => column)].map((column) => sql`${sql.id(column)} = m.${sql.id(column)}`)
-    const query = sql<TeamView & { refusal: Refusal | null }>`with grants as (${callerGrants(this.db, caller)}),
-      current as (select t.*, ${setsOrganizationAccessOf('t.organization_id')} as sets_flags from ${table.teams} t
-        where t.id = ${id} and ${managesTeam('t')} for update of t),
-      merged as (select c.id, coalesce(${changes.name ?? null}::text, c.name) as name,
-          coalesce(${changes.visibility ?? null}::text, c.visibility) as visibility,
-          case when ${changes.ssoTeamId !== undefined}::boolean then ${changes.ssoTeamId ?? null}::text else c.sso_team_id end as sso_team_id,
-          coalesce(${changes.allowMemberTokenManagement ?? null}::boolean, c.allow_member_token_management) as allow_member_token_management,
-          ${sql.join(merged)}
-        from current c),
-      verdict as (select case
-            when not c.sets_flags and (${flagChanges}) then 'hidden'
-            when c.managed_by = 'seed' then 'seed'
-            when c.is_owners and (m.name <> c.name or ${flagChanges}) then 'owners'
-          end as refusal,
-          (m.name <> c.name or m.visibility <> c.visibility or m.sso_team_id is distinct from c.sso_team_id
-            or m.allow_member_token_management <> c.allow_member_token_management or ${flagChanges}) as differs
-        from current c join merged m on m.id = c.id),
-      updated as (update ${table.teams} t set ${sql.join(assigned)} from merged m, verdict v
-        where t.id = m.id and v.refusal is null and v.differs returning t.*),
-      events as (select organization_id, id as resource_id, jsonb_build_object('team', name) as meta from updated),
-      audit as (${this.directoryEvents('events', 'update', caller, requestId)})
-      select ${sql.join(viewColumns('updated'))}, null::text as refusal from updated
-      union all
-      select ${sql.join(viewColumns('current'))}, v.refusal from current, verdict v where not exists (select 1 from updated)`
-    try {
-      const row = (await query.execute(this.db)).rows[0]
-      if (row === undefined) return { refusal: 'hidden' }
-      if (row.refusal !== null) return { refusal: row.refusal }
-      const { refusal: _, ...team } = row
-      return { team }
-    } catch (err) {
-      if (isNameTaken(err)) return { refusal: 'taken' }
-      throw err
-    }
+    return await changeTeam<TeamView>(this.db, apiSource(caller, requestId), id, changes, answer)
   }
 
-  /**
-   * Deletes a team (DESIGN §9.1, §9.3) in one transaction: the team is locked as the caller may
-   * manage it (`managesTeam`) — so no team access can be added to it meanwhile — then its
-   * team-access rows are removed, each with its `remove_team` event, and the team goes with its
-   * memberships and tokens (foreign keys) and its `destroy` event. The rows go first, in a
-   * statement of their own, so that the counters' triggers see the team while they count them out.
-   * Refused `hidden`: the caller may not; `seed`: the seed file manages it; `owners`: the owners team.
-   */
-  async destroy (caller: Caller, id: string, requestId: string): Promise<{ refusal?: Refusal }> {
-    return await this.db.transaction().execute(async (trx) => {
-      const target = (await sql<{ refusal: Refusal | null }>`with grants as (${callerGrants(trx, caller)})
-        select case when t.managed_by = 'seed' then 'seed' when t.is_owners then 'owners' end as refusal
-        from ${table.teams} t where t.id = ${id} and ${managesTeam('t')} for update of t`.execute(trx)).rows[0]
-      if (target === undefined) return { refusal: 'hidden' }
-      if (target.refusal !== null) return { refusal: target.refusal }
-      await sql`with removed as (delete from ${table.team_workspaces} where team_id = ${id} returning id, organization_id, team_id, workspace_id),
-        audit as (${recordEvents(trx, 'removed', { action: 'remove_team', accessor: accessorOf(caller), requestId, permissions: false })})
-        select count(*) from removed`.execute(trx)
-      const destroyed = await sql`with destroyed as (delete from ${table.teams} where id = ${id} returning organization_id, id, name),
-        forgotten as (delete from ${table.seed_grants} where team_id = ${id}),
-        events as (select organization_id, id as resource_id, jsonb_build_object('team', name) as meta from destroyed),
-        audit as (${this.directoryEvents('events', 'destroy', caller, requestId)})
-        select id from destroyed`.execute(trx)
-      // the team is locked: its delete finds it, or nothing of this write stays (its rows' removal included)
-      if (destroyed.rows.length !== 1) throw new Error(`team ${id} went while locked`)
-      return {}
-    })
-  }
-
-  private directoryEvents (changed: string, action: 'create' | 'update' | 'destroy', caller: Caller, requestId: string) {
-    return recordDirectoryEvents(this.db, changed, { resourceType: 'team', action, accessor: accessorOf(caller), requestId })
+  /** Deletes a team (DESIGN §9.1, §9.3) with what it holds, as the caller asks the directory. */
+  async destroy (caller: Caller, id: string, requestId: string): Promise<{ refusal?: Refusal, revoked?: string[] }> {
+    return await removeTeam(this.db, apiSource(caller, requestId), id)
   }
 }
+
+/** A team's resource for the caller, from a CTE of team rows. */
+const answer = (team: string) => sql.join(viewColumns(team))

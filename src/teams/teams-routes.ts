@@ -98,11 +98,12 @@ const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origi
   })
 
   app.delete('/teams/:id', {
-    schema: { tags, operationId: 'deleteTeam', summary: 'Delete a team', params: TeamParams, security, produces, response: teamResponses.destroy, description: 'Deletes the team with its memberships, tokens and team access (a remove_team audit event per team-access row). 422: the owners team, or one the seed file manages.' }
+    schema: { tags, operationId: 'deleteTeam', summary: 'Delete a team', params: TeamParams, security, produces, response: teamResponses.destroy, description: 'Deletes the team with its team access, memberships and tokens, as the host and a seed remove one: a remove_team audit event per team-access row, remove_member per membership, destroy per token (its secret revoked for good), then the team\'s destroy. 422: the owners team, or one the seed file manages.' }
   }, async (request, reply) => {
     const { id } = request.params
     const result = impossibleId(id) ? { refusal: 'hidden' as const } : await repository.destroy(request.caller, id, request.id)
     if (result.refusal !== undefined) throw refused(result.refusal)
+    app.forgetTokens('revoked' in result ? result.revoked ?? [] : [])
     return await reply.status(204).send()
   })
 }

@@ -239,7 +239,11 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
       const adopted = await applySeedDocument(db, edit((doc) => { doc.users.push({ id: 'user-hal', username: 'hal', tokens: [] }) }))
       t.same(adopted.changed.users, ['hal'], 'adopted: a change')
       t.same(adopted.removed.tokens, ['user hal'], 'adopted whole: the token the document does not declare on it goes')
-      t.same(adopted.warnings.filter((w) => !w.startsWith('workspace ids')), ["user hal: made by the host, now the seed's — 1 token it does not declare removed"], 'and the apply says so')
+      t.same(adopted.warnings.filter((w) => !w.startsWith('workspace ids')), [
+        'token of user ben (users[1] "ben" › tokens[0]): revoked, left out — remove it from the document',
+        "user hal: made by the host, now the seed's — 1 token it does not declare removed",
+        'token of team sync/red (organizations[0] "sync" › teams[1] "red" › tokens[0]): revoked, left out — remove it from the document'
+      ], 'and the apply says so (the tokens the document dropped before are revoked for good: it declares them again in vain)')
       t.equal((await db.selectFrom('users').select('managed_by').where('id', '=', 'user-hal').executeTakeFirstOrThrow()).managed_by, 'seed')
       const dropped = await applySeedDocument(db, base())
       t.same(dropped.removed.users, ['hal'])

@@ -1,0 +1,174 @@
+import type { Visibility } from '../../schemas/common.js'
+import type { OrganizationAccess, OrganizationAccessFlag } from '../access/organization-access.js'
+import type { ManagedBy } from '../db/database.js'
+
+/** What the host's directory takes and answers (DESIGN §9.1): `app.teamAccess.directory`, or `directory(db)` in a script. */
+
+/** Every call's last, optional argument: who is acting and the request, as the audit events record them. */
+export interface DirectoryCallOptions {
+  /** The accessor's description in the audit events (`auth.type` `System`); default `host`. */
+  actor?: string | undefined
+  /** The request id the audit events carry; default a new random UUID. */
+  requestId?: string | undefined
+}
+
+export interface DirectoryOrganization {
+  id: string
+  name: string
+  managedBy: ManagedBy
+  createdAt: Date
+}
+
+export interface DirectoryUser {
+  id: string
+  username: string
+  managedBy: ManagedBy
+  createdAt: Date
+}
+
+export interface DirectoryTeam {
+  id: string
+  organizationId: string
+  name: string
+  visibility: Visibility
+  /** The organization's owners team. */
+  owners: boolean
+  /** Every flag, by its wire name. */
+  organizationAccess: OrganizationAccess
+  ssoTeamId: string | null
+  allowMemberTokenManagement: boolean
+  managedBy: ManagedBy
+  createdAt: Date
+}
+
+export interface DirectoryMembership {
+  teamId: string
+  userId: string
+  managedBy: ManagedBy
+}
+
+export interface DirectoryWorkspace {
+  id: string
+  organizationId: string
+  name: string
+  managedBy: ManagedBy
+  createdAt: Date
+}
+
+/** A new token: its id, and its secret — the only time it is seen (only its digest is stored). */
+export interface DirectoryToken {
+  id: string
+  secret: string
+}
+
+/** Organization-access flags by their wire names (`manage-workspaces`, …); absent or undefined: not given. */
+export type OrganizationAccessInput = { [flag in OrganizationAccessFlag]?: boolean | undefined }
+
+export interface NewOrganization {
+  /** URL-safe, unique. */
+  name: string
+  /** An explicit id (`org-…`); generated when absent. */
+  id?: string | undefined
+}
+export interface OrganizationChange { name?: string | undefined }
+
+export interface NewUser {
+  /** Unique. */
+  username: string
+  /** An explicit id (`user-…`); generated when absent. */
+  id?: string | undefined
+}
+export interface UserChange { username?: string | undefined }
+
+/** A team's attributes that a change may name; absent (or undefined) ones keep their value. */
+export interface TeamChange {
+  /** Unique within the organization; the owners team's is fixed. */
+  name?: string | undefined
+  /** Default `secret`. */
+  visibility?: Visibility | undefined
+  /** Merged flag by flag; on create, absent flags are false. The owners team has none. */
+  organizationAccess?: OrganizationAccessInput | undefined
+  /** Kept and answered; null or empty clears it. */
+  ssoTeamId?: string | null | undefined
+  /** Kept and answered; default true. */
+  allowMemberTokenManagement?: boolean | undefined
+}
+
+export interface NewTeam extends TeamChange {
+  organizationId: string
+  name: string
+  /** An explicit id (`team-…`); generated when absent. */
+  id?: string | undefined
+  /** The organization's owners team (at most one per organization). */
+  owners?: boolean | undefined
+}
+
+export interface Membership {
+  teamId: string
+  userId: string
+}
+
+export interface NewWorkspace {
+  organizationId: string
+  /** URL-safe, unique within the organization. */
+  name: string
+  /** An explicit id (`ws-…`); generated when absent. */
+  id?: string | undefined
+}
+export interface WorkspaceChange { name?: string | undefined }
+
+/** Whose token: a team's, an organization's or a user's, by id. */
+export type TokenSubject = { teamId: string } | { organizationId: string } | { userId: string }
+
+export interface NewToken {
+  /** The bearer secret (8 to 512 characters); generated as the API does when absent. A revoked secret is refused. */
+  secret?: string | undefined
+  /** Unique per team. */
+  description?: string | null | undefined
+  /** When the token stops working. */
+  expiresAt?: Date | string | null | undefined
+}
+
+/** The host's directory functions: `app.teamAccess.directory`, or `directory(db)` in a script. */
+export interface Directory {
+  /** Creates an organization, managed by the host. */
+  createOrganization: (organization: NewOrganization, options?: DirectoryCallOptions) => Promise<DirectoryOrganization>
+  /** Renames an organization; a change that changes nothing writes nothing. */
+  changeOrganization: (id: string, change: OrganizationChange, options?: DirectoryCallOptions) => Promise<DirectoryOrganization>
+  /**
+   * Removes an organization and everything in it: its teams (with their memberships, tokens and
+   * team access), workspaces and tokens, each removal with its audit events.
+   */
+  removeOrganization: (id: string, options?: DirectoryCallOptions) => Promise<void>
+
+  /** Creates a user, managed by the host. */
+  createUser: (user: NewUser, options?: DirectoryCallOptions) => Promise<DirectoryUser>
+  /** Renames a user. */
+  changeUser: (id: string, change: UserChange, options?: DirectoryCallOptions) => Promise<DirectoryUser>
+  /** Removes a user with its memberships (`remove_member`) and tokens (`destroy`); refused while it is an owners team's last member. */
+  removeUser: (id: string, options?: DirectoryCallOptions) => Promise<void>
+
+  /** Creates a team, managed by the host (`create` event). */
+  createTeam: (team: NewTeam, options?: DirectoryCallOptions) => Promise<DirectoryTeam>
+  /** Changes what `change` names, nothing else (`update` event; none when nothing differs). */
+  changeTeam: (id: string, change: TeamChange, options?: DirectoryCallOptions) => Promise<DirectoryTeam>
+  /** Removes a team with its memberships, tokens and team access (`remove_team` per row, `destroy`); never the owners team. */
+  removeTeam: (id: string, options?: DirectoryCallOptions) => Promise<void>
+
+  /** Adds a user to a team (`add_member`); a present member is left as it is. */
+  addMember: (membership: Membership, options?: DirectoryCallOptions) => Promise<DirectoryMembership>
+  /** Removes a user from a team (`remove_member`); an absent member is no error; never the owners team's last member. */
+  removeMember: (membership: Membership, options?: DirectoryCallOptions) => Promise<void>
+
+  /** Creates a workspace, managed by the host. */
+  createWorkspace: (workspace: NewWorkspace, options?: DirectoryCallOptions) => Promise<DirectoryWorkspace>
+  /** Renames a workspace. */
+  changeWorkspace: (id: string, change: WorkspaceChange, options?: DirectoryCallOptions) => Promise<DirectoryWorkspace>
+  /** Removes a workspace with its team access (`remove_team` per row). */
+  removeWorkspace: (id: string, options?: DirectoryCallOptions) => Promise<void>
+
+  /** Creates a token of a team, an organization or a user, managed by the host (`create` event); its secret is answered once. */
+  createToken: (subject: TokenSubject, token?: NewToken, options?: DirectoryCallOptions) => Promise<DirectoryToken>
+  /** Removes a token (`destroy` event): it answers 401 from the next request on, and its secret is revoked for good. */
+  removeToken: (id: string, options?: DirectoryCallOptions) => Promise<void>
+}

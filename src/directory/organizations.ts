@@ -1,0 +1,75 @@
+import { sql, type Kysely, type Selectable } from 'kysely'
+import type { Database } from '../db/database.js'
+import { newId } from '../db/ids.js'
+import { lockRow } from './locks.js'
+import { Removals } from './removals.js'
+import { managedBy, type ChangeSource } from './source.js'
+
+/**
+ * Organizations, workspaces and users created and removed (DESIGN §9.1, §9.6) — by the host or the
+ * seed, never the API; renames are `renameRow` (src/directory/locks.ts). A removal locks the row,
+ * then takes what hangs on it through the removals every source shares (src/directory/removals.ts).
+ * Each runs in the caller's transaction.
+ */
+
+export async function createOrganization (trx: Kysely<Database>, source: ChangeSource, organization: { name: string, id?: string | undefined }): Promise<Selectable<Database['organizations']>> {
+  return await trx.insertInto('organizations')
+    .values({ id: organization.id ?? newId('org'), name: organization.name, managed_by: managedBy(source) })
+    .returningAll().executeTakeFirstOrThrow()
+}
+
+/** Removes an organization and everything in it: its teams (with what they hold), workspaces and tokens. False: none. */
+export async function removeOrganization (trx: Kysely<Database>, source: ChangeSource, id: string): Promise<boolean> {
+  const row = await lockRow(trx, 'organizations', id)
+  if (row === undefined) return false
+  const teams = await trx.selectFrom('teams').select('id').where('organization_id', '=', row.id).orderBy('id').forUpdate().execute()
+  const workspaces = await trx.selectFrom('workspaces').select('id').where('organization_id', '=', row.id).orderBy('id').forUpdate().execute()
+  const removals = new Removals(trx, source)
+  await removals.removeTeams(teams.map((t) => t.id))
+  await removals.removeWorkspaces(workspaces.map((w) => w.id))
+  await removals.removeTokens(sql<boolean>`tk.organization_id = ${row.id}`)
+  await trx.deleteFrom('organizations').where('id', '=', row.id).execute()
+  return true
+}
+
+/** Creates a workspace in the organization (kept from going meanwhile); undefined: no such organization. */
+export async function createWorkspace (trx: Kysely<Database>, source: ChangeSource, workspace: { organizationId: string, name: string, id?: string | undefined }): Promise<Selectable<Database['workspaces']> | undefined> {
+  if (await lockRow(trx, 'organizations', workspace.organizationId, 'share') === undefined) return undefined
+  return await trx.insertInto('workspaces')
+    .values({ id: workspace.id ?? newId('ws'), organization_id: workspace.organizationId, name: workspace.name, managed_by: managedBy(source) })
+    .returningAll().executeTakeFirstOrThrow()
+}
+
+/** Removes a workspace with its team access. False: none. */
+export async function removeWorkspace (trx: Kysely<Database>, source: ChangeSource, id: string): Promise<boolean> {
+  const row = await lockRow(trx, 'workspaces', id)
+  if (row === undefined) return false
+  await new Removals(trx, source).removeWorkspaces([row.id])
+  return true
+}
+
+export async function createUser (trx: Kysely<Database>, source: ChangeSource, user: { username: string, id?: string | undefined }): Promise<Selectable<Database['users']>> {
+  return await trx.insertInto('users')
+    .values({ id: user.id ?? newId('user'), username: user.username, managed_by: managedBy(source) })
+    .returningAll().executeTakeFirstOrThrow()
+}
+
+/**
+ * Removes a user with its memberships and tokens — refused while it is the last member of an
+ * owners team (an organization always keeps an owner): the organization's name is answered.
+ */
+export async function removeUser (trx: Kysely<Database>, source: ChangeSource, id: string): Promise<{ removed: boolean, lastOwnerOf?: { organization: string, username: string } }> {
+  const row = await lockRow(trx, 'users', id)
+  if (row === undefined) return { removed: false }
+  const owners = await trx.selectFrom('team_memberships as m').innerJoin('teams as t', 't.id', 'm.team_id')
+    .innerJoin('organizations as o', 'o.id', 't.organization_id')
+    .select(['t.id', 'o.name as organization']).where('m.user_id', '=', row.id).where('t.is_owners', '=', true).orderBy('t.id').execute()
+  for (const team of owners) {
+    // its members locked, as a removal of members locks them (src/directory/memberships.ts): concurrent
+    // removals take turns, and each counts the members the other left
+    const members = await trx.selectFrom('team_memberships').select('user_id').where('team_id', '=', team.id).orderBy('user_id').forUpdate().execute()
+    if (members.length <= 1) return { removed: false, lastOwnerOf: { organization: team.organization, username: row.username } }
+  }
+  await new Removals(trx, source).removeUsers([row.id])
+  return { removed: true }
+}
