@@ -9,6 +9,7 @@ import * as m0007 from './0007_audit_events.js'
 import * as m0008 from './0008_managed_by.js'
 import * as m0009 from './0009_directory_api.js'
 import * as m0010 from './0010_own_schema.js'
+import * as m0011 from './0011_projects.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -21,5 +22,6 @@ export const migrations: Record<string, Migration> = {
   '0007_audit_events': m0007,
   '0008_managed_by': m0008,
   '0009_directory_api': m0009,
-  '0010_own_schema': m0010
+  '0010_own_schema': m0010,
+  '0011_projects': m0011
 }

@@ -10,8 +10,8 @@ import { ErrorDocument } from './jsonapi.js'
 export const AuditAction = StringEnum(['add_team', 'update_team_permissions', 'remove_team', 'create', 'update', 'destroy', 'add_member', 'remove_member'],
   { description: "What changed. A workspace's team access: a team was given access to the workspace (add_team), its access was changed (update_team_permissions), or it was taken away (remove_team). A team: created, updated, destroyed, a member added or removed. An authentication token: created or destroyed." })
 
-export const AuditResourceType = StringEnum(['workspace', 'team', 'authentication-token'],
-  { description: "What the event is about: a workspace's team access, a team (and its members), or an authentication token." })
+export const AuditResourceType = StringEnum(['workspace', 'team', 'authentication-token', 'project', 'team-project'],
+  { description: "What the event is about: a workspace's team access, a team (and its members), an authentication token, a project, or a team's access to a project." })
 
 const nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description })
 
@@ -31,12 +31,13 @@ export const AuditEvent = Type.Object({
     id: Type.String({ description: 'The id of the request that made the change (its `X-Request-Id`); for a seed file, one id per application of the file.' })
   }, { description: 'The request that made the change.' }),
   resource: Type.Object({
-    id: Type.String({ description: 'The workspace whose access changed, or the team or token.' }),
+    id: Type.String({ description: 'The workspace whose access changed, or the team, token, project or team-project.' }),
     type: AuditResourceType,
     action: AuditAction,
     meta: Type.Object({
       team: Type.Optional(Type.String({ description: "The team's name at the time (workspace and team events)." })),
-      permissions: Type.Optional(Type.String({ description: 'The access after the change, wire names: `access=custom runs=apply variables=none …`. Only on add_team and update_team_permissions.' })),
+      permissions: Type.Optional(Type.String({ description: 'The access after the change, wire names: `access=custom runs=apply variables=none …`. Only on add_team and update_team_permissions, and on team-project create and update (`access=custom settings=read teams=none …`).' })),
+      project: Type.Optional(Type.String({ description: "The project's name at the time (project and team-project events)." })),
       user: Type.Optional(Type.String({ description: 'The username added or removed (add_member, remove_member).' })),
       subject: Type.Optional(Type.String({ description: 'The name of the team, organization or user the token acts for (authentication-token events); never the secret.' }))
     }, { description: 'What the change was about, by name.' })

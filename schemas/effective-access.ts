@@ -7,15 +7,19 @@ import { TeamWorkspaceAttributes } from './team-workspaces.js'
 // The answers behind team access (DESIGN §10.2): who holds what on a workspace, and why. Not in
 // HCP Terraform: the operations are marked `x-team-access-extension` in the OpenAPI document.
 
-export const GrantKind = StringEnum(['owners', 'organization-access.manage-workspaces', 'organization-access.read-workspaces', 'team-access'], {
-  description: "Where a grant comes from: the owners team ('owners': admin), a team's organization access ('organization-access.manage-workspaces': admin, 'organization-access.read-workspaces': read, on every workspace of the organization), or a team-access row on the workspace ('team-access': its level and permissions)."
+export const GrantKind = StringEnum(['owners', 'organization-access.manage-workspaces', 'organization-access.read-workspaces',
+  'organization-access.manage-projects', 'organization-access.read-projects', 'team-access', 'team-project'], {
+  description: "Where a grant comes from: the owners team ('owners': admin), a team's organization access ('organization-access.manage-workspaces' and 'organization-access.manage-projects': admin, 'organization-access.read-workspaces' and 'organization-access.read-projects': read, on every workspace of the organization), a team-access row on the workspace ('team-access': its level and permissions), or a team-project row on the workspace's project ('team-project': maintain and admin give admin, read, write and custom themselves, with the row's workspace permissions)."
 })
 
 export const EffectiveAccessGrant = Type.Object({
   kind: GrantKind,
   access: Access,
   team: Type.String({ description: 'The team the grant comes through (`team-…`).' }),
-  'team-workspace': Type.Optional(Type.String({ description: "The team-access row (`tws-…`): only for kind 'team-access'." }))
+  'team-workspace': Type.Optional(Type.String({ description: "The team-access row (`tws-…`): only for kind 'team-access'." })),
+  'team-project': Type.Optional(Type.String({ description: "The team-project row (`tprj-…`): only for kind 'team-project'." })),
+  project: Type.Optional(Type.String({ description: "The project the team-project row is on (`prj-…`): only for kind 'team-project'." })),
+  'project-access': Type.Optional(StringEnum(['read', 'write', 'maintain', 'admin', 'custom'], { description: "The team-project row's own level: only for kind 'team-project'." }))
 }, { description: 'One grant, and the level it gives (under a fixed level, with that level’s implied permissions; a row under custom, with the row’s own).' })
 
 const EffectiveAccessAttributes = Type.Object({

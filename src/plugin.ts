@@ -19,6 +19,10 @@ import { TeamWorkspacesRepository } from './team-workspaces/team-workspaces-repo
 import workspaceRoutes from './workspaces/workspaces-routes.js'
 import { WorkspacesRepository } from './workspaces/workspaces-repository.js'
 import teamRoutes from './teams/teams-routes.js'
+import projectRoutes from './projects/projects-routes.js'
+import teamProjectRoutes from './projects/team-projects-routes.js'
+import { ProjectsRepository } from './projects/projects-repository.js'
+import { TeamProjectsRepository } from './projects/team-projects-repository.js'
 import { TeamsRepository } from './teams/teams-repository.js'
 import teamMemberRoutes from './teams/team-members-routes.js'
 import { TeamMembersRepository } from './teams/team-members-repository.js'
@@ -240,6 +244,8 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(auditRoutes, { repository: new AuditRepository(options.db) })
     await api.register(tokenRoutes, { repository: new TokensRepository(options.db), origin })
     await api.register(effectiveAccessRoutes, { explain: options.explain, origin })
+    await api.register(projectRoutes, { repository: new ProjectsRepository(options.db), origin })
+    await api.register(teamProjectRoutes, { repository: new TeamProjectsRepository(options.db), origin })
   })
 }
 

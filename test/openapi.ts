@@ -15,7 +15,9 @@ const document = JSON.parse(readFileSync(new URL('../schemas/openapi.json', impo
 export type Operation = 'list' | 'show' | 'add' | 'update' | 'remove' | 'auditTrail' |
   'showTeam' | 'listTeams' | 'createTeam' | 'updateTeam' | 'deleteTeam' | 'addTeamMembers' | 'removeTeamMembers' |
   'workspaceEffectiveAccess' | 'teamEffectiveAccess' |
-  'showAccessSet' | 'replaceAccessSet'
+  'showAccessSet' | 'replaceAccessSet' |
+  'listProjects' | 'createProject' | 'showProject' | 'updateProject' |
+  'listTeamProjects' | 'showTeamProject' | 'addTeamProjectAccess' | 'updateTeamProjectAccess'
 const OPERATIONS: Record<Operation, [string, string, string]> = {
   auditTrail: ['/api/v2/organization/audit-trail', 'get', '200'],
   list: ['/api/v2/team-workspaces', 'get', '200'],
@@ -33,7 +35,15 @@ const OPERATIONS: Record<Operation, [string, string, string]> = {
   workspaceEffectiveAccess: ['/api/v2/workspaces/{id}/effective-access', 'get', '200'],
   teamEffectiveAccess: ['/api/v2/teams/{id}/effective-access', 'get', '200'],
   showAccessSet: ['/api/v2/workspaces/{id}/team-access', 'get', '200'],
-  replaceAccessSet: ['/api/v2/workspaces/{id}/team-access', 'put', '200']
+  replaceAccessSet: ['/api/v2/workspaces/{id}/team-access', 'put', '200'],
+  listProjects: ['/api/v2/organizations/{organization}/projects', 'get', '200'],
+  createProject: ['/api/v2/organizations/{organization}/projects', 'post', '201'],
+  showProject: ['/api/v2/projects/{id}', 'get', '200'],
+  updateProject: ['/api/v2/projects/{id}', 'patch', '200'],
+  listTeamProjects: ['/api/v2/team-projects', 'get', '200'],
+  showTeamProject: ['/api/v2/team-projects/{id}', 'get', '200'],
+  addTeamProjectAccess: ['/api/v2/team-projects', 'post', '201'],
+  updateTeamProjectAccess: ['/api/v2/team-projects/{id}', 'patch', '200']
 }
 
 const ajv = new Ajv({ strict: false, allErrors: true })

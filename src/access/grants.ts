@@ -54,7 +54,9 @@ const organizationGrant = [
   sql<boolean>`false`.as('manage_workspaces'),
   sql<boolean>`false`.as('read_workspaces'),
   sql<boolean>`false`.as('manage_teams'),
-  sql<boolean>`false`.as('manage_membership')
+  sql<boolean>`false`.as('manage_membership'),
+  sql<boolean>`false`.as('manage_projects'),
+  sql<boolean>`false`.as('read_projects')
 ] as const
 
 const teamGrant = [
@@ -64,7 +66,9 @@ const teamGrant = [
   'teams.manage_workspaces as manage_workspaces',
   'teams.read_workspaces as read_workspaces',
   'teams.manage_teams as manage_teams',
-  'teams.manage_membership as manage_membership'
+  'teams.manage_membership as manage_membership',
+  'teams.manage_projects as manage_projects',
+  'teams.read_projects as read_projects'
 ] as const
 
 /**

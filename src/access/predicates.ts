@@ -3,6 +3,9 @@ import { table } from '../db/tables.js'
 import { IMPLICIT_PERMISSIONS, PERMISSION_NAMES, PERMISSION_VALUES } from './permissions.js'
 import { PERMISSION_COLUMNS } from './permission-columns.js'
 import { ACCESS_RANK, ORGANIZATION_GRANTS } from './effective-access.js'
+import { WORKSPACE_LEVEL_OF } from './project-permissions.js'
+import { administersProject, coveredProjectRow, readsProject } from './project-predicates.js'
+import { byRank, rankOf } from './ranks.js'
 
 /**
  * The rules of DESIGN §3 — membership, workspace admin, visibility — stated once, as SQL
@@ -50,11 +53,33 @@ export const managesMembershipOf = (organization: string): RawBuilder<boolean> =
 export const actsThrough = (team: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.team_id = ${sql.ref(team)})`
 
-/** A workspace admin: effective access `admin` — organization-wide, or through a team row with access admin. */
+/**
+ * A team-project row's level as the level it grants on each workspace of its project (DESIGN
+ * §11.2: maintain and admin are a workspace's admin). `access` names the row's access column.
+ */
+export const workspaceLevelOf = (access: string): RawBuilder<string> =>
+  sql<string>`(case ${sql.ref(access)} ${sql.join(Object.entries(WORKSPACE_LEVEL_OF).map(([from, to]) => sql`when ${sql.lit(from)} then ${sql.lit(to)}`), sql` `)} end)`
+
+/** The project levels that make a team a workspace admin on the project's workspaces. */
+const ADMIN_PROJECT_LEVELS = Object.entries(WORKSPACE_LEVEL_OF).filter(([, to]) => to === 'admin').map(([from]) => sql.lit(from))
+
+/**
+ * The caller's team-project rows on the workspace's project (DESIGN §11.3), as a join: `tp` the
+ * row, `g` the caller's grant it comes through. `where` narrows (a level, say).
+ */
+const callerProjectRowsOn = (workspace: string, where: RawBuilder<boolean> = sql<boolean>`true`): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from ${table.workspaces} pw join ${table.team_projects} tp on tp.project_id = pw.project_id
+             join grants g on g.team_id = tp.team_id where pw.id = ${sql.ref(workspace)} and ${where})`
+
+/**
+ * A workspace admin: effective access `admin` — organization-wide, through a team row with access
+ * admin, or through a team-project row on its project of level maintain or admin (DESIGN §11.3).
+ */
 export const isAdminOf = (workspace: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
   ${administersWorkspacesOf(organization)}
   or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id
-             where a.workspace_id = ${sql.ref(workspace)} and a.access = 'admin'))`
+             where a.workspace_id = ${sql.ref(workspace)} and a.access = 'admin')
+  or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`)})`
 
 /**
  * Who may ask why teams hold what they hold on a workspace (DESIGN §10.2): owners and workspace
@@ -71,11 +96,13 @@ export const explainsTeam = (teamId: string, organization: string): RawBuilder<b
 
 /**
  * Effective access at least read on the workspace (DESIGN §7, who may read a workspace): owners,
- * manage-workspaces and read-workspaces teams, and the teams with a row on it, any level.
+ * the teams with an organization-wide flag (manage/read-workspaces, manage/read-projects), the
+ * teams with a row on it, any level, and the teams with a row on its project (DESIGN §11.3).
  */
 export const readsWorkspace = (workspace: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
   exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g')})
-  or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id where a.workspace_id = ${sql.ref(workspace)}))`
+  or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id where a.workspace_id = ${sql.ref(workspace)})
+  or ${callerProjectRowsOn(workspace)})`
 
 /**
  * Whether a member sees a team without being an admin: the team is visible to the organization,
@@ -141,10 +168,13 @@ export const visibleRowKeys = (workspace: string, isAdmin: string, upTo?: RawBui
  * - ownership: held only by those who act through the owners team (an organization token is an
  *   owner, but may not manage the organization's tokens, which the owners team's members may);
  * - its organization-access flags that grant something here — `manage_workspaces`,
- *   `read_workspaces` (held through manage-workspaces too), `manage_teams`, `manage_membership`
- *   (held through manage-teams too) — each held through one of the caller's teams there;
+ *   `read_workspaces` (held through manage-workspaces too), `manage_projects`, `read_projects`
+ *   (held through manage-projects too), `manage_teams`, `manage_membership` (held through
+ *   manage-teams too) — each held through one of the caller's teams there;
  * - each of its team-access rows: held when the caller administers the row's workspace, or its own
- *   grants there reach the row's level and each of its permissions (`rowsCovered`).
+ *   grants there reach the row's level and each of its permissions (`rowsCovered`);
+ * - each of its team-project rows (DESIGN §11): held through manage-projects, or when the caller's
+ *   own rows on that project reach the row's level and each of its permissions (`projectRowsCovered`).
  * Owners hold every other team's grants; a caller with no grants in the organization holds
  * nothing. `team` is the alias of a row of `teams` (any row with its columns: a CTE that returned
  * them will do). This is the rule for acting on a team — updating, deleting, changing its members,
@@ -154,47 +184,60 @@ export const holdsGrantsOf = (team: string): RawBuilder<boolean> => {
   const c = (column: string) => sql.ref(`${team}.${column}`)
   const inOrganization = sql`g.organization_id = ${c('organization_id')}`
   // owners through the owners team hold every team, other owners every team but that one; anyone
-  // else its flags, and its rows unless it has manage-workspaces (admin on every workspace there)
+  // else its flags, its rows unless it is admin on every workspace there, its project rows unless
+  // it manages every project there
   return sql<boolean>`(case
     when ${c('is_owners')} then exists (select 1 from grants g where ${inOrganization} and g.is_owner and g.team_id is not null)
     when exists (select 1 from grants g where ${inOrganization} and g.is_owner) then true
     else coalesce((select count(*) > 0
         and (not ${c('manage_workspaces')} or bool_or(g.manage_workspaces))
         and (not ${c('read_workspaces')} or bool_or(g.manage_workspaces or g.read_workspaces))
+        and (not ${c('manage_projects')} or bool_or(g.manage_projects))
+        and (not ${c('read_projects')} or bool_or(g.manage_projects or g.read_projects))
         and (not ${c('manage_teams')} or bool_or(g.manage_teams))
         and (not ${c('manage_membership')} or bool_or(g.manage_teams or g.manage_membership))
-        and (bool_or(g.manage_workspaces) or ${rowsCovered(team)})
+        and (bool_or(${grantsOrganizationWide('g', 'admin')}) or ${rowsCovered(team)})
+        and (bool_or(g.manage_projects) or ${projectRowsCovered(team)})
       from grants g where ${inOrganization}), false)
   end)`
 }
 
 /**
- * Every team-access row of the team is covered by what the caller — not an owner, without
- * manage-workspaces (`holdsGrantsOf` decided those) — holds on the row's workspace: an admin row of
- * its teams there (an admin may grant any row there), or its teams' rows there and its
- * read-workspaces (with the permissions read implies) reaching the row's level (ACCESS_RANK: any
- * level reaches custom) and, attribute by attribute, each of its permissions (PERMISSION_VALUES'
- * order). Nothing held there (no row, no flag) compares as null: not covered. Written as few
- * subqueries as it can be: every statement that acts on a team plans it.
+ * Every team-access row of the team is covered by what the caller — not an owner, without an
+ * organization-wide admin flag (`holdsGrantsOf` decided those) — holds on the row's workspace: an
+ * admin grant of its teams there (an admin may grant any row there: a row, or a project row of
+ * maintain or admin), or its teams' rows and project rows there and its read flags (with the
+ * permissions read implies) reaching the row's level (ACCESS_RANK: any level reaches custom) and,
+ * attribute by attribute, each of its permissions (PERMISSION_VALUES' order). Nothing held there (no
+ * row, no flag) compares as null: not covered. Written as few subqueries as it can be: every
+ * statement that acts on a team plans it.
  */
 const rowsCovered = (team: string): RawBuilder<boolean> => {
-  const levels = Object.entries(ACCESS_RANK).sort(([, a], [, b]) => a - b).map(([level]) => level)
-  const rankOf = (value: RawBuilder<unknown>, values: readonly unknown[]): RawBuilder<number> =>
-    typeof values[0] === 'boolean' ? sql<number>`(${value})::int` : sql<number>`array_position(${values}::text[], ${value})`
   const read = IMPLICIT_PERMISSIONS.read
   const ranked: Array<{ column: string, values: readonly unknown[], read: unknown }> = [
-    { column: 'access', values: levels, read: 'read' },
+    { column: 'access', values: byRank(ACCESS_RANK), read: 'read' },
     ...PERMISSION_NAMES.map((name) => ({ column: PERMISSION_COLUMNS[name], values: PERMISSION_VALUES[name] as readonly unknown[], read: read[name] }))
   ]
   const readFlags = ORGANIZATION_GRANTS.filter((g) => g.access === 'read').map((g) => sql`gr.${sql.ref(g.flag)}`)
+  // a project row as the workspace grant it gives (its policy overrides: never)
+  const asWorkspaceGrant = ranked.map(({ column }) => column === 'access'
+    ? sql`${workspaceLevelOf('cp.access')} as access`
+    : column === PERMISSION_COLUMNS['policy-overrides'] ? sql`false as ${sql.ref(column)}` : sql.ref(`cp.${column}`))
   return sql<boolean>`not exists (select 1 from ${table.team_workspaces} r
     left join lateral (select ${sql.join(ranked.map(({ column, values }) => sql`max(${rankOf(sql.ref(`c.${column}`), values)}) as ${sql.ref(column)}`))}
-      from ${table.team_workspaces} c join grants gc on gc.team_id = c.team_id where c.workspace_id = r.workspace_id) m on true
+      from (select ${sql.join(ranked.map(({ column }) => sql.ref(`cw.${column}`)))} from ${table.team_workspaces} cw join grants gc on gc.team_id = cw.team_id where cw.workspace_id = r.workspace_id
+        union all
+        select ${sql.join(asWorkspaceGrant)} from ${table.workspaces} pw join ${table.team_projects} cp on cp.project_id = pw.project_id
+          join grants gp on gp.team_id = cp.team_id where pw.id = r.workspace_id) c) m on true
     left join lateral (select coalesce(bool_or(${sql.join(readFlags, sql` or `)}), false) as reads
       from grants gr where gr.organization_id = r.organization_id) o on true
-    where r.team_id = ${sql.ref(`${team}.id`)} and not coalesce(m.access = ${ACCESS_RANK.admin} or (${sql.join(ranked.map(({ column, values, read: given }) =>
+    where r.team_id = ${sql.ref(`${team}.id`)} and not coalesce(m.access = ${ACCESS_RANK.admin + 1} or (${sql.join(ranked.map(({ column, values, read: given }) =>
       sql`greatest(m.${sql.ref(column)}, case when o.reads then ${sql.lit(typeof given === 'boolean' ? Number(given) : values.indexOf(given) + 1)} end) >= ${rankOf(sql.ref(`r.${column}`), values)}`), sql` and `)}), false))`
 }
+
+/** Every team-project row of the team is covered by the caller's own rows (`coveredProjectRow`). */
+const projectRowsCovered = (team: string): RawBuilder<boolean> =>
+  sql<boolean>`not exists (select 1 from ${table.team_projects} r where r.team_id = ${sql.ref(`${team}.id`)} and not ${coveredProjectRow('r')})`
 
 /**
  * The caller may update or delete this team (and make its tokens) — DESIGN §9.3 with the
@@ -240,3 +283,12 @@ export const setsOrganizationAccessOf = (organization: string): RawBuilder<boole
  */
 export const ownsThroughTeam = (organization: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and g.is_owner and g.team_id is not null)`
+
+/**
+ * Whether the caller reads one team-project row (§11.4: §3's rule one level up): it reads the
+ * row's project, and sees the row's team — one visible to the organization or its own — or
+ * administers the project (every row, secret teams included).
+ */
+export const readsTeamProjectRow = (project: string, organization: string, teamId: string, visibility: string): RawBuilder<boolean> => sql<boolean>`(
+  ${readsProject(project, organization)}
+  and (${seesTeam(teamId, visibility)} or ${administersProject(project, organization)}))`

@@ -51,7 +51,7 @@ export function recordEvents<DB extends Database> (qc: QueryCreator<DB>, changed
 
 export interface DirectoryChange {
   /** What the events are about and what happened; `rows`: each row names its own (`resource_type`, `action` columns). */
-  resourceType: 'team' | 'authentication-token' | 'rows'
+  resourceType: 'team' | 'authentication-token' | 'project' | 'team-project' | 'rows'
   action: 'create' | 'update' | 'destroy' | 'add_member' | 'remove_member' | 'rows'
   accessor: Accessor
   requestId: string

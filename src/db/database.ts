@@ -2,6 +2,7 @@ import type { ColumnType, Generated } from 'kysely'
 import type {
   Access, Runs, Variables, StateVersions, SentinelMocks, Visibility
 } from '../../schemas/common.js'
+import type { ProjectAccess } from '../../schemas/projects.js'
 import type { AuditAction, AuditResourceType } from '../../schemas/audit.js'
 
 /** Postgres is snake_case; the wire's kebab-case is mapped once, in serialize. */
@@ -17,6 +18,8 @@ export interface Database {
   seed_grants: SeedGrantTable
   audit_events: AuditEventTable
   revoked_tokens: RevokedTokenTable
+  projects: ProjectTable
+  team_projects: TeamProjectTable
 }
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
@@ -82,6 +85,41 @@ export interface WorkspaceTable {
   name: string
   created_at: CreatedAt
   managed_by: ManagedByColumn
+  /** Its project (migration 0011); left out, the organization's default project (a trigger places it). */
+  project_id: Generated<string>
+}
+
+/** A project (DESIGN §11, migration 0011): each organization's default one is made with it, by a trigger. */
+export interface ProjectTable {
+  id: string
+  organization_id: string
+  name: string
+  description: ColumnType<string | null, string | null | undefined, string | null>
+  is_default: Generated<boolean>
+  created_at: CreatedAt
+  managed_by: ManagedByColumn
+}
+
+/** A team's access to a project (DESIGN §11.2, migration 0011): every column as the level implies, or as set under custom. */
+export interface TeamProjectTable {
+  id: string
+  organization_id: string
+  team_id: string
+  project_id: string
+  access: ProjectAccess
+  project_settings: 'read' | 'update' | 'delete'
+  project_teams: 'none' | 'read' | 'manage'
+  project_variable_sets: 'none' | 'read' | 'write'
+  runs: Runs
+  sentinel_mocks: SentinelMocks
+  state_versions: StateVersions
+  variables: Variables
+  workspace_create: boolean
+  workspace_locking: boolean
+  workspace_delete: boolean
+  workspace_move: boolean
+  run_tasks: boolean
+  created_at: CreatedAt
 }
 
 export type TokenKind = 'organization' | 'team' | 'user'

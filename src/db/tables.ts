@@ -18,7 +18,7 @@ export const DEFAULT_SCHEMA = 'team_access'
 /** The tables of the plugin (the migrations' tables are qualified by the Migrator itself). */
 export const TABLE_NAMES = [
   'organizations', 'users', 'teams', 'team_memberships', 'workspaces', 'tokens', 'team_workspaces',
-  'workspace_access_counts', 'seed_grants', 'audit_events', 'revoked_tokens'
+  'workspace_access_counts', 'seed_grants', 'audit_events', 'revoked_tokens', 'projects', 'team_projects'
 ] as const satisfies ReadonlyArray<keyof Database>
 
 export type TableName = typeof TABLE_NAMES[number]

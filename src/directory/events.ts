@@ -3,6 +3,7 @@ import { recordDirectoryEvents, type DirectoryChange } from '../audit/audit-reco
 import type { Database } from '../db/database.js'
 import { table } from '../db/tables.js'
 import { accessorOf, type ChangeSource } from './source.js'
+import { PROJECT_COLUMNS } from '../access/project-permissions.js'
 
 /**
  * The audit events of directory changes (DESIGN §9.5), one fragment per kind of row, for the CTE
@@ -24,4 +25,21 @@ export const membershipEventRows = (memberships: string): RawBuilder<unknown> =>
   const m = sql.table(memberships)
   return sql`select t.organization_id, t.id as resource_id, jsonb_build_object('team', t.name, 'user', u.username) as meta
     from ${m} join ${table.teams} t on t.id = ${m}.team_id join ${table.users} u on u.id = ${m}.user_id`
+}
+
+/**
+ * The event rows of team-project rows created, updated or destroyed (DESIGN §11.4), from a CTE of
+ * team_projects rows: meta names the team and the project, and (not for a removal) the
+ * permissions after the change, wire names: `access=custom settings=read teams=none … run-tasks=false`.
+ */
+export const teamProjectEventRows = (rows: string, permissions: boolean): RawBuilder<unknown> => {
+  const r = sql.table(rows)
+  const text = sql.join([
+    sql`'access=' || ${r}.access`,
+    ...(['project-access', 'workspace-access'] as const).flatMap((part) => Object.entries(PROJECT_COLUMNS[part]).map(([name, column]) =>
+      sql`${sql.lit(`${name}=`)} || ${sql.ref(`${rows}.${column}`)}::text`))
+  ], sql` || ' ' || `)
+  return sql`select ${r}.organization_id, ${r}.id as resource_id,
+      ${permissions ? sql`jsonb_build_object('team', t.name, 'project', p.name, 'permissions', ${text})` : sql`jsonb_build_object('team', t.name, 'project', p.name)`} as meta
+    from ${r} join ${table.teams} t on t.id = ${r}.team_id join ${table.projects} p on p.id = ${r}.project_id`
 }

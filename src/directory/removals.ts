@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { recordDirectoryEvents, recordEvents, tokenEvents } from '../audit/audit-record.js'
 import type { Database } from '../db/database.js'
 import { table } from '../db/tables.js'
-import { membershipEventRows, teamEventRows } from './events.js'
+import { membershipEventRows, teamEventRows, teamProjectEventRows } from './events.js'
 import { accessorOf, type ChangeSource } from './source.js'
 
 /**
@@ -28,8 +28,8 @@ interface Removal {
 /**
  * The directory's removals (DESIGN §9.1), one code path whoever asks (src/directory/source.ts):
  * a removal deletes what hangs on the row explicitly, naming what it removed and recording its
- * audit events in the same statement — team-access rows with one `remove_team` each, memberships
- * with `remove_member`, tokens with `destroy` (and their digests revoked for good, in
+ * audit events in the same statement — team-access rows with one `remove_team` each, team-project
+ * rows with a `team-project` destroy, memberships with `remove_member`, tokens with `destroy` (and their digests revoked for good, in
  * `revoked_tokens`: no seed or host brings a removed secret back), teams with `destroy` — then the
  * row (the foreign keys' cascades find nothing left). A team's or workspace's team-access rows go
  * in a statement before the row's, so that the workspace counters' triggers still see the team
@@ -104,7 +104,7 @@ export class Removals {
     const answers: Array<RawBuilder<unknown>> = []
     // every event of the removal, recorded by one insert
     const events: Array<RawBuilder<unknown>> = []
-    const eventsOf = (rows: RawBuilder<unknown>, resource: 'team' | 'authentication-token', action: 'remove_member' | 'destroy') =>
+    const eventsOf = (rows: RawBuilder<unknown>, resource: 'team' | 'authentication-token' | 'team-project', action: 'remove_member' | 'destroy') =>
       sql`select e.*, ${resource}::text as resource_type, ${action}::text as action from (${rows}) e`
     if (removal.tokenScope !== undefined) ctes.push(removal.tokenScope.with)
     if (removal.memberships !== undefined) {
@@ -129,7 +129,11 @@ export class Removals {
       if (rows.table !== 'users') ctes.push(sql`forgotten as (delete from ${table.seed_grants} where ${sql.id(rows.table === 'teams' ? 'team_id' : 'workspace_id')} = any(${rows.ids}::text[]))`)
       ctes.push(sql`gone as (delete from ${table[rows.table]} where id = any(${rows.ids}::text[])
         returning id, ${rows.table === 'users' ? sql`null::text as organization_id, username as name` : sql`organization_id, name`})`)
-      if (rows.table === 'teams') events.push(eventsOf(teamEventRows('gone'), 'team', 'destroy'))
+      if (rows.table === 'teams') {
+        // a team's project access goes with it, each row with its event (DESIGN §11.4)
+        ctes.push(sql`gone_project_access as (delete from ${table.team_projects} where team_id = any(${rows.ids}::text[]) returning *)`)
+        events.push(eventsOf(teamProjectEventRows('gone_project_access', false), 'team-project', 'destroy'), eventsOf(teamEventRows('gone'), 'team', 'destroy'))
+      }
       answers.push(sql`select 'rows' as kind, id as label, null::text as digest from gone`)
     }
     if (events.length > 0) {

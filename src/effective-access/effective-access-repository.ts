@@ -4,7 +4,8 @@ import type { Database } from '../db/database.js'
 import { PERMISSION_COLUMN_NAMES, permissionsOf, type PermissionRow } from '../access/permission-columns.js'
 import { teamGrants, withGrants } from '../access/grants.js'
 import { explainsTeam, explainsWorkspace, grantsOrganizationWide } from '../access/predicates.js'
-import { explainAccess, type Explanation, type TeamGrants } from '../access/effective-access.js'
+import { explainAccess, ORGANIZATION_GRANTS, type Explanation, type OrganizationGrantFlag, type OrganizationGrantFlags, type TeamGrants } from '../access/effective-access.js'
+import { PROJECT_GRANT_COLUMNS, projectGrantOf, type ProjectGrantRow } from '../access/project-permissions.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 import { table } from '../db/tables.js'
@@ -35,20 +36,21 @@ export interface UserExplanation extends Explanation {
   workspace: WorkspaceName
 }
 
-type GrantRow = PermissionRow & {
+type GrantRow = PermissionRow & ProjectGrantRow & { [F in OrganizationGrantFlag]: boolean | null } & {
   team_id: string | null
-  is_owner: boolean | null
-  manage_workspaces: boolean | null
-  read_workspaces: boolean | null
   row_id: string | null
   access: Access | null
 }
 
+/** The flag columns of a team's grant row, under their own names (ORGANIZATION_GRANTS). */
+const FLAGS = ORGANIZATION_GRANTS.map((grant) => grant.flag)
+
 /** A team's grants on one workspace, from a row of the statements below. */
 const teamGrantsOf = (row: GrantRow): TeamGrants => ({
   teamId: row.team_id!,
-  flags: { is_owner: row.is_owner === true, manage_workspaces: row.manage_workspaces === true, read_workspaces: row.read_workspaces === true },
-  row: row.row_id === null ? null : { id: row.row_id, access: row.access!, permissions: permissionsOf(row) }
+  flags: Object.fromEntries(FLAGS.map((flag) => [flag, row[flag] === true])) as OrganizationGrantFlags,
+  row: row.row_id === null ? null : { id: row.row_id, access: row.access!, permissions: permissionsOf(row) },
+  projectRow: projectGrantOf(row)
 })
 
 export class EffectiveAccessRepository {
@@ -66,16 +68,19 @@ export class EffectiveAccessRepository {
         .innerJoin('organizations as o', 'o.id', 'w.organization_id')
         .where('w.id', '=', workspaceId)
         .where(explainsWorkspace('w.id', 'w.organization_id'))
-        .select(['w.id', 'w.name', 'w.organization_id', 'o.name as organization_name']))
+        .select(['w.id', 'w.name', 'w.organization_id', 'w.project_id', 'o.name as organization_name']))
       .selectFrom('ws')
       .leftJoinLateral((eb) => {
         let teams = eb.selectFrom('team_grants as tg')
           .innerJoin('teams as t', 't.id', 'tg.team_id')
           .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.team_id', '=', 'tg.team_id').onRef('tw.workspace_id', '=', 'ws.id'))
+          .leftJoin('team_projects as tp', (join) => join.onRef('tp.team_id', '=', 'tg.team_id').onRef('tp.project_id', '=', 'ws.project_id'))
           .whereRef('tg.organization_id', '=', 'ws.organization_id')
-          .where(sql<boolean>`(${grantsOrganizationWide('tg')} or tw.id is not null)`)
-          .select(['tg.team_id', 't.name as team_name', 'tg.is_owner', 'tg.manage_workspaces', 'tg.read_workspaces', 'tw.id as row_id', 'tw.access'])
+          .where(sql<boolean>`(${grantsOrganizationWide('tg')} or tw.id is not null or tp.id is not null)`)
+          .select(['tg.team_id', 't.name as team_name', 'tw.id as row_id', 'tw.access'])
+          .select(FLAGS.map((flag) => `tg.${flag}` as const))
           .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
+          .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
         if (username !== undefined) {
           teams = teams.where('tg.team_id', 'in', (sub) => sub.selectFrom('team_memberships as m')
             .innerJoin('users as u', 'u.id', 'm.user_id')
@@ -145,16 +150,19 @@ export class EffectiveAccessRepository {
       .with('reached', (qc) => qc.selectFrom('team')
         .innerJoin('workspaces as w', 'w.organization_id', 'team.organization_id')
         .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').onRef('tw.team_id', '=', 'team.team_id'))
-        .where(sql<boolean>`(${grantsOrganizationWide('team')} or tw.id is not null)`)
+        .leftJoin('team_projects as tp', (join) => join.onRef('tp.project_id', '=', 'w.project_id').onRef('tp.team_id', '=', 'team.team_id'))
+        .where(sql<boolean>`(${grantsOrganizationWide('team')} or tw.id is not null or tp.id is not null)`)
         .select(['w.id as workspace_id', 'w.name as workspace_name', 'tw.id as row_id', 'tw.access'])
-        .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const)))
+        .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
+        .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const)))
       .selectFrom('team')
       .innerJoin('organizations as o', 'o.id', 'team.organization_id')
       .leftJoinLateral((eb) => {
         const reached = eb.selectFrom('reached as r').selectAll('r').orderBy('r.workspace_name').orderBy('r.workspace_id')
         return (page === undefined ? reached : reached.limit(page.size).offset((page.number - 1) * page.size)).as('p')
       }, (join) => join.onTrue())
-      .select(['team.team_id', 'team.is_owner', 'team.manage_workspaces', 'team.read_workspaces', 'o.name as organization_name'])
+      .select(['team.team_id', 'o.name as organization_name'])
+      .select(FLAGS.map((flag) => `team.${flag}` as const))
       .selectAll('p')
       .select(sql<number | string>`(select count(*) from reached)`.as('total'))
       .orderBy('p.workspace_name').orderBy('p.workspace_id')

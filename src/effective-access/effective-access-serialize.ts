@@ -8,7 +8,8 @@ const toGrant = (grant: GrantSource): EffectiveAccessGrant => ({
   kind: grant.kind,
   access: grant.access,
   team: grant.teamId,
-  ...(grant.teamWorkspaceId === undefined ? {} : { 'team-workspace': grant.teamWorkspaceId })
+  ...(grant.teamWorkspaceId === undefined ? {} : { 'team-workspace': grant.teamWorkspaceId }),
+  ...(grant.teamProjectId === undefined ? {} : { 'team-project': grant.teamProjectId, project: grant.projectId!, 'project-access': grant.projectAccess! })
 })
 
 /** The attributes of an answer that holds access: the level, the seven permissions, the grants. */

@@ -11,6 +11,7 @@ import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
 import { ORGANIZATION_GRANTS, type OrganizationGrantFlags, type TeamGrants } from '../access/effective-access.js'
 import { recordEvents } from '../audit/audit-record.js'
+import { PROJECT_GRANT_COLUMNS, projectGrantOf, type ProjectGrantRow } from '../access/project-permissions.js'
 import { isGoneWhileWaiting } from '../db/write-races.js'
 import { table } from '../db/tables.js'
 
@@ -59,7 +60,7 @@ export class TeamWorkspacesRepository {
    * and that team's row there. A workspace where nothing is granted, or that does not exist, is
    * absent from the map. Built once per caller kind and replayed (a host asks on every request).
    */
-  async grantsOn (caller: Caller, workspaceIds: readonly string[]): Promise<Map<string, Array<Pick<TeamGrants, 'flags' | 'row'>>>> {
+  async grantsOn (caller: Caller, workspaceIds: readonly string[]): Promise<Map<string, Array<Pick<TeamGrants, 'flags' | 'row' | 'projectRow'>>>> {
     const query = this.shapes.compile(`grants-on:${caller.kind}`, [...callerValues(caller), workspaceIds], ([who, token, ids]) =>
       // the caller's grant rows first (materialized: a handful, found by the caller's key), then
       // the workspaces: left to itself, the planner may start from a workspace and visit every
@@ -69,16 +70,19 @@ export class TeamWorkspacesRepository {
         // the caller's grant rows (the `grants` CTE, typed by the predicates' SQL alone) in the workspace's organization
         .innerJoin(sql`grants`.as('g'), (join) => join.on(sql<boolean>`g.organization_id = w.organization_id`))
         .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(sql<boolean>`tw.team_id = g.team_id`))
+        // and that team's row on the workspace's project (DESIGN §11.3)
+        .leftJoin('team_projects as tp', (join) => join.onRef('tp.project_id', '=', 'w.project_id').on(sql<boolean>`tp.team_id = g.team_id`))
         .where(sql<boolean>`w.id = any(${ids}::text[])`)
-        .where(sql<boolean>`(${grantsOrganizationWide('g')} or tw.id is not null)`)
+        .where(sql<boolean>`(${grantsOrganizationWide('g')} or tw.id is not null or tp.id is not null)`)
         .select(['w.id as workspace_id', 'tw.id as row_id', 'tw.access'])
+        .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
         // each organization-wide flag ORGANIZATION_GRANTS names, under its own name (combineAccess reads them so)
         .select(ORGANIZATION_GRANTS.map((grant) => sql<boolean>`${sql.ref(`g.${grant.flag}`)}`.as(grant.flag)))
         .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const)))
-    const result = await this.db.executeQuery<PermissionRow & OrganizationGrantFlags & { workspace_id: string, row_id: string | null, access: Access | null }>(query)
-    const grants = new Map<string, Array<Pick<TeamGrants, 'flags' | 'row'>>>()
+    const result = await this.db.executeQuery<PermissionRow & OrganizationGrantFlags & ProjectGrantRow & { workspace_id: string, row_id: string | null, access: Access | null }>(query)
+    const grants = new Map<string, Array<Pick<TeamGrants, 'flags' | 'row' | 'projectRow'>>>()
     for (const r of result.rows) {
-      const grant = { flags: r, row: r.row_id === null ? null : { id: r.row_id, access: r.access!, permissions: permissionsOf(r) } }
+      const grant = { flags: r, row: r.row_id === null ? null : { id: r.row_id, access: r.access!, permissions: permissionsOf(r) }, projectRow: projectGrantOf(r) }
       const teams = grants.get(r.workspace_id)
       if (teams === undefined) grants.set(r.workspace_id, [grant])
       else teams.push(grant)
