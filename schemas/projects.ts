@@ -60,6 +60,21 @@ export const ProjectResource = Type.Object({
   links: Type.Object({ self: Type.String({ description: 'The project.' }) })
 }, { $id: 'Project', description: 'A project: a group of workspaces of one organization.' })
 
+export const OrganizationResource = Type.Object({
+  id: Type.String({ description: "The organization's name (HCP Terraform addresses organizations by name)." }),
+  type: Type.Literal('organizations'),
+  attributes: Type.Object({
+    name: Type.String({ description: 'Unique, URL-safe.' }),
+    'created-at': Type.String({ format: 'date-time', description: 'When the organization was created (ISO 8601, UTC).' })
+  }),
+  relationships: Type.Object({
+    'default-project': Type.Object({ data: Type.Object({ id: Type.String({ description: 'The default project (`prj-…`).' }), type: Type.Literal('projects') }) },
+      { description: "The organization's default project, where a workspace placed nowhere else is (the provider reads it as default_project_id)." })
+  }),
+  links: Type.Object({ self: Type.String({ description: 'The organization.' }) })
+}, { $id: 'Organization', description: 'An organization, as its members read it (only what this service keeps).' })
+export const OrganizationDocument = Type.Object({ data: OrganizationResource }, { description: 'One organization.' })
+
 export const ProjectDocument = Type.Object({ data: ProjectResource }, { description: 'One project.' })
 export const ProjectListDocument = Type.Object({
   data: Type.Array(ProjectResource),
@@ -180,7 +195,8 @@ export const ListTeamProjectsQuery = Type.Object({
 })
 
 const e = ErrorDocument
-export const projectResponses: Record<'list' | 'show' | 'create' | 'update' | 'remove', Record<number, TSchema>> = {
+export const projectResponses: Record<'organization' | 'list' | 'show' | 'create' | 'update' | 'remove', Record<number, TSchema>> = {
+  organization: { 200: OrganizationDocument, 401: e, 404: e, 503: e },
   list: { 200: ProjectListDocument, 400: e, 401: e, 404: e, 422: e, 503: e },
   show: { 200: ProjectDocument, 400: e, 401: e, 404: e, 503: e },
   create: { 201: ProjectDocument, 400: e, 401: e, 404: e, 415: e, 422: e, 503: e },
@@ -197,6 +213,7 @@ export const teamProjectResponses: Record<'list' | 'show' | 'add' | 'update' | '
 
 export type ProjectAccess = Static<typeof ProjectAccess>
 export type ProjectResource = Static<typeof ProjectResource>
+export type OrganizationResource = Static<typeof OrganizationResource>
 export type TeamProjectResource = Static<typeof TeamProjectResource>
 export type CreateProjectBody = Static<typeof CreateProjectBody>
 export type UpdateProjectBody = Static<typeof UpdateProjectBody>

@@ -19,7 +19,12 @@ export const WorkspaceResource = Type.Object({
     name: Type.String({ description: 'Unique within the organization.' }),
     'created-at': Type.String({ format: 'date-time', description: 'When the workspace was created (ISO 8601, UTC).' })
   }),
-  relationships: Type.Object({ organization: OrganizationRelationship }),
+  relationships: Type.Object({
+    organization: OrganizationRelationship,
+    project: Type.Object({
+      data: Type.Object({ id: Type.String({ description: 'The project id (`prj-…`).' }), type: Type.Literal('projects') })
+    }, { description: 'The project the workspace is in (DESIGN §11): its organization\'s default project unless placed elsewhere.' })
+  }),
   links: Type.Object({ self: Type.String({ description: 'The workspace, by organization and workspace name.' }) })
 }, { $id: 'Workspace', description: 'A workspace.' })
 
@@ -49,7 +54,8 @@ export const OrganizationParams = Type.Object({ organization: Type.String({ desc
 export const WorkspaceShowQuery = Type.Object({ include: Include })
 export const ListWorkspacesQuery = Type.Object({
   ...PageQuery,
-  'search[name]': Type.Optional(Type.String({ description: 'Only workspaces whose name contains this.' }))
+  'search[name]': Type.Optional(Type.String({ description: 'Only workspaces whose name contains this.' })),
+  'filter[project][id]': Type.Optional(Type.String({ description: 'Only the workspaces of this project.' }))
 })
 export { PageQuery }
 

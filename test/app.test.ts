@@ -41,7 +41,7 @@ t.test(`the standalone app on ${ENGINE}`, async (t) => {
   })
 
   t.test('unknown routes answer the JSON:API 404 document, inside and outside the API', async (t) => {
-    for (const url of ['/nope', '/api/v2/nope', '/api/v2/projects/prj-x', '/api/v3/team-workspaces']) {
+    for (const url of ['/nope', '/api/v2/nope', '/api/v2/runs/run-x', '/api/v3/team-workspaces']) {
       const res = await app.inject(url)
       t.equal(res.statusCode, 404, url)
       t.same(res.json(), notFound, url)

@@ -22,7 +22,7 @@ const LAYERS: string[][] = [
   // the one writer of organizations, users, teams, memberships, workspaces and tokens, whoever asks
   ['directory/'],
   // the resources: routes and their reads; none imports another
-  ['teams/', 'tokens/', 'team-workspaces/', 'workspaces/', 'effective-access/', 'limits/'],
+  ['teams/', 'tokens/', 'team-workspaces/', 'workspaces/', 'effective-access/', 'projects/', 'limits/'],
   ['config.ts', 'metrics.ts', 'shutdown.ts', 'docs.ts'],
   ['listener.ts', 'load-shedding.ts'],
   ['plugin.ts'],

@@ -43,3 +43,25 @@ export function organizationAccessColumns (flags: Partial<Record<string, boolean
   return Object.fromEntries(ORGANIZATION_ACCESS_FLAGS.filter((flag) => typeof flags[flag] === 'boolean')
     .map((flag) => [ORGANIZATION_ACCESS_COLUMNS[flag], flags[flag]])) as Partial<Record<OrganizationAccessColumn, boolean>>
 }
+
+/**
+ * Flags that need another (DESIGN §11.3, as HCP Terraform): manage-projects needs
+ * manage-workspaces; read-projects needs read-workspaces (manage-workspaces, which reads every
+ * workspace, will do).
+ */
+export const FLAG_PREREQUISITES = [
+  { flag: 'manage-projects', requires: ['manage-workspaces'] },
+  { flag: 'read-projects', requires: ['read-workspaces', 'manage-workspaces'] }
+] as const satisfies ReadonlyArray<{ flag: OrganizationAccessFlag, requires: readonly OrganizationAccessFlag[] }>
+
+/** The first flag set without its prerequisite, and what it needs (its message); none: undefined. */
+export function missingPrerequisite (flags: Partial<OrganizationAccess>): { flag: OrganizationAccessFlag, message: string } | undefined {
+  const missing = FLAG_PREREQUISITES.find((p) => flags[p.flag] === true && !p.requires.some((flag) => flags[flag] === true))
+  return missing === undefined ? undefined : { flag: missing.flag, message: prerequisiteMessage(missing.flag) }
+}
+
+/** What a flag without its prerequisite is told. */
+export const prerequisiteMessage = (flag: OrganizationAccessFlag): string => {
+  const p = FLAG_PREREQUISITES.find((candidate) => candidate.flag === flag)
+  return p === undefined ? `${flag} cannot be set` : `${flag} requires ${p.requires.join(' (or ')}${p.requires.length > 1 ? ')' : ''}`
+}

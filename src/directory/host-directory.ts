@@ -1,3 +1,4 @@
+import { prerequisiteMessage, type OrganizationAccessFlag } from '../access/organization-access.js'
 import { randomUUID } from 'node:crypto'
 import { sql, type Kysely, type Selectable } from 'kysely'
 import { organizationAccessColumns, organizationAccessOf, type OrganizationAccessColumn } from '../access/organization-access.js'
@@ -182,6 +183,7 @@ function teamOf<T> (result: { team: T } | { refusal?: TeamRefusal, name?: string
     case undefined: return undefined as T
     case 'hidden': throw notFound(what, id)
     case 'taken': throw new DirectoryError('conflict', UNIQUE.teams_organization_name_key!)
+    case 'prerequisite': throw new DirectoryError('invalid', prerequisiteMessage(result.name as OrganizationAccessFlag))
     default: throw new DirectoryError('invalid', owners(result.name ?? id))
   }
 }

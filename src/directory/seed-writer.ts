@@ -5,7 +5,7 @@ import { tokenDigest } from '../auth/token-digest.js'
 import type { Database, TokenKind } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { Removals } from './removals.js'
-import { ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAccessColumns } from '../access/organization-access.js'
+import { missingPrerequisite, ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAccessColumns } from '../access/organization-access.js'
 import { applyGrant } from './seed-grants.js'
 import { entry, noChanges, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
@@ -96,6 +96,8 @@ export class SeedWriter {
     const teamIds = new Map<string, string>()
     for (const [j, team] of (org.teams ?? []).entries()) {
       const at = entry('teams', j, team, where)
+      const lacking = missingPrerequisite(team['organization-access'] ?? {})
+      if (lacking !== undefined) throw new SeedError(`${at} › organization-access`, lacking.message)
       const values = {
         organization_id: orgId,
         name: team.name,

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import type { Visibility } from '../../schemas/common.js'
-import { ORGANIZATION_ACCESS_COLUMN_NAMES, ORGANIZATION_ACCESS_COLUMNS, ORGANIZATION_ACCESS_FLAGS, type OrganizationAccess } from '../access/organization-access.js'
+import { FLAG_PREREQUISITES, missingPrerequisite, ORGANIZATION_ACCESS_COLUMN_NAMES, ORGANIZATION_ACCESS_COLUMNS, ORGANIZATION_ACCESS_FLAGS, type OrganizationAccess } from '../access/organization-access.js'
 import { managesTeam, managesTeamsOf, setsOrganizationAccessOf } from '../access/predicates.js'
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
@@ -19,8 +19,11 @@ import { grantsOf, managedBy, mayIf, type ChangeSource } from './source.js'
  * does not change or remove what the seed manages (§9.1).
  */
 
-/** Why a change changed nothing: `hidden` (no such team or organization, or the caller may not: 404), `seed`, `owners`, `taken` (422). */
-export type TeamRefusal = 'hidden' | 'seed' | 'owners' | 'taken'
+/**
+ * Why a change changed nothing: `hidden` (no such team or organization, or the caller may not: 404),
+ * `seed`, `owners`, `taken`, `prerequisite` (a flag without the flag it needs, named in `name`) (422).
+ */
+export type TeamRefusal = 'hidden' | 'seed' | 'owners' | 'taken' | 'prerequisite'
 
 /** A team's attributes a change names; an absent one is not given (a change keeps its value, a create its default). */
 export interface TeamValues {
@@ -58,6 +61,8 @@ function isNameTaken (err: unknown): boolean {
  */
 export async function createTeam<T> (db: Kysely<Database>, source: ChangeSource, organization: { name: string } | { id: string },
   team: TeamValues & { name: string, id?: string, owners?: boolean }, answer: TeamAnswer): Promise<TeamResult<T>> {
+  const lacking = missingPrerequisite(team.organizationAccess)
+  if (lacking !== undefined) return { refusal: 'prerequisite', name: lacking.flag }
   const flags = ORGANIZATION_ACCESS_FLAGS.map((flag) => team.organizationAccess[flag] ?? false)
   const setsFlags = flags.some((value) => value)
   const columns = ORGANIZATION_ACCESS_FLAGS.map((flag) => sql.id(ORGANIZATION_ACCESS_COLUMNS[flag]))
@@ -95,6 +100,9 @@ export async function changeTeam<T> (db: Kysely<Database>, source: ChangeSource,
   const given = ORGANIZATION_ACCESS_FLAGS.map((flag) => [ORGANIZATION_ACCESS_COLUMNS[flag], changes.organizationAccess[flag] ?? null] as const)
   const merged = given.map(([column, value]) => sql`coalesce(${value}::boolean, c.${sql.id(column)}) as ${sql.id(column)}`)
   const flagChanges = sql.join(given.map(([column]) => sql`m.${sql.id(column)} is distinct from c.${sql.id(column)}`), sql` or `)
+  // a flag without its prerequisite, after the merge (FLAG_PREREQUISITES): its name
+  const column = (flag: keyof typeof ORGANIZATION_ACCESS_COLUMNS) => sql`m.${sql.id(ORGANIZATION_ACCESS_COLUMNS[flag])}`
+  const lacking = sql`case ${sql.join(FLAG_PREREQUISITES.map((p) => sql`when ${column(p.flag)} and not (${sql.join(p.requires.map(column), sql` or `)}) then ${p.flag}::text`), sql` `)} end`
   const assigned = ['name', 'visibility', 'sso_team_id', 'allow_member_token_management', ...given.map(([column]) => column)].map((column) => sql`${sql.id(column)} = m.${sql.id(column)}`)
   const query = sql<T & { refusal: TeamRefusal | null }>`with ${grantsOf(db, source)}
     current as (select t.*, ${mayIf(source, setsOrganizationAccessOf('t.organization_id'))} as sets_flags from ${table.teams} t
@@ -109,7 +117,8 @@ export async function changeTeam<T> (db: Kysely<Database>, source: ChangeSource,
           when not c.sets_flags and (${flagChanges}) then 'hidden'
           when c.managed_by = 'seed' and ${source.by === 'api'}::boolean then 'seed'
           when c.is_owners and (m.name <> c.name or ${flagChanges}) then 'owners'
-        end as refusal,
+          when ${lacking} is not null then 'prerequisite'
+        end as refusal, ${lacking} as lacking,
         (m.name <> c.name or m.visibility <> c.visibility or m.sso_team_id is distinct from c.sso_team_id
           or m.allow_member_token_management <> c.allow_member_token_management or ${flagChanges}) as differs
       from current c join merged m on m.id = c.id),
@@ -117,14 +126,15 @@ export async function changeTeam<T> (db: Kysely<Database>, source: ChangeSource,
       where t.id = m.id and v.refusal is null and v.differs returning t.*),
     events as (${teamEventRows('updated')}),
     audit as (${recordChange(db, 'events', 'team', 'update', source)})
-    select ${answer('updated')}, null::text as refusal from updated
+    select ${answer('updated')}, null::text as refusal, null::text as lacking from updated
     union all
-    select ${answer('current')}, v.refusal from current, verdict v where not exists (select 1 from updated)`
+    select ${answer('current')}, v.refusal, v.lacking from current, verdict v where not exists (select 1 from updated)`
   try {
     const row = (await query.execute(db)).rows[0]
     if (row === undefined) return { refusal: 'hidden' }
+    if (row.refusal === 'prerequisite') return { refusal: row.refusal, name: (row as { lacking?: string }).lacking ?? '' }
     if (row.refusal !== null) return { refusal: row.refusal, name: (row as { name?: string }).name ?? '' }
-    const { refusal: _, ...team } = row
+    const { refusal: _, lacking: __, ...team } = row as typeof row & { lacking?: unknown }
     return { team: team as T }
   } catch (err) {
     if (isNameTaken(err)) return { refusal: 'taken' }

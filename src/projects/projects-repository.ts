@@ -90,6 +90,17 @@ export class ProjectsRepository {
     return { rows: rows.filter((row) => row.id !== null), total: Number(rows[0]!.total) }
   }
 
+  /** The organization (by name) for a member of it, with its default project (DESIGN §11.4); undefined: none, or no member. */
+  async organization (caller: Caller, name: string): Promise<{ name: string, created_at: Date, default_project_id: string } | undefined> {
+    return await withGrants(this.db, caller)
+      .selectFrom('organizations as o')
+      .innerJoin('projects as p', (join) => join.onRef('p.organization_id', '=', 'o.id').on('p.is_default', '=', true))
+      .select(['o.name', 'o.created_at', 'p.id as default_project_id'])
+      .where('o.name', '=', name)
+      .where(isMemberOf('o.id'))
+      .executeTakeFirst()
+  }
+
   /** Creates a project (owners, manage-projects), with its event. */
   async create (caller: Caller, organization: string, values: { name: string, description?: string | null | undefined }, requestId: string): Promise<ProjectResult<ProjectView>> {
     return await createProject<ProjectView>(this.db, apiSource(caller, requestId), { name: organization }, values, apiAnswer)

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CreateProjectBody, ListProjectsQuery, ProjectParams, projectResponses, ProjectShowQuery, UpdateProjectBody } from '../../schemas/projects.js'
 import { OrganizationParams } from '../../schemas/workspaces.js'
 import { impossibleId } from '../db/ids.js'
-import { paged, single } from '../jsonapi/document.js'
+import { paged, resource, segment, single } from '../jsonapi/document.js'
 import { ApiError, invalidAttribute, notFound } from '../jsonapi/errors.js'
 import { firstPage, parsePage } from '../jsonapi/pagination.js'
 import type { ProjectRefusal } from '../directory/projects.js'
@@ -40,6 +40,16 @@ function checkInclude (include: string | undefined): void {
  */
 const projectRoutes: FastifyPluginAsyncTypebox<{ repository: ProjectsRepository, origin: (request: FastifyRequest) => string }> = async (app, { repository, origin }) => {
   const prefix = app.prefix
+
+  app.get('/organizations/:organization', {
+    schema: { tags, operationId: 'showOrganization', summary: 'Show an organization', params: OrganizationParams, security, produces, response: projectResponses.organization, description: 'The organization, for a member of it: its name and its default project (the Terraform provider reads `default_project_id` from here). 404: no such organization, or the caller is no member of it.' }
+  }, async (request) => {
+    const { organization } = request.params
+    const row = impossibleId(organization) ? undefined : await repository.organization(request.caller, organization)
+    if (row === undefined) throw notFound()
+    return single(resource('organizations', row.name, { name: row.name, 'created-at': new Date(row.created_at).toISOString() },
+      { 'default-project': { data: { id: row.default_project_id, type: 'projects' as const } } }, `${prefix}/organizations/${segment(row.name)}`))
+  })
 
   app.get('/organizations/:organization/projects', {
     schema: { tags, operationId: 'listProjects', summary: "List an organization's projects", params: OrganizationParams, querystring: ListProjectsQuery, security, produces, response: projectResponses.list, description: 'The projects of the organization the caller reads (owners, manage-projects and read-projects teams every project; others those their teams hold access to), by name, always paginated (default page 1, size 20). filter[names]: comma-separated names, case-insensitive and exact; q: a substring of the name; sort: name or -name. 404: no such organization, or the caller is no member of it.' }

@@ -109,12 +109,12 @@ export class TeamsRepository {
   }
 
   /** Creates a team (DESIGN §9.3), as the caller asks the directory (src/directory/teams.ts); answers its resource for the caller. */
-  async create (caller: Caller, organization: string, changes: TeamChanges, requestId: string): Promise<{ team: TeamView } | { refusal: Refusal }> {
+  async create (caller: Caller, organization: string, changes: TeamChanges, requestId: string): Promise<{ team: TeamView } | { refusal: Refusal, name?: string }> {
     return await createTeam<TeamView>(this.db, apiSource(caller, requestId), { name: organization }, { ...changes, name: changes.name! }, answer)
   }
 
   /** Updates a team (DESIGN §9.3), as the caller asks the directory; answers its resource for the caller. */
-  async update (caller: Caller, id: string, changes: TeamChanges, requestId: string): Promise<{ team: TeamView } | { refusal: Refusal }> {
+  async update (caller: Caller, id: string, changes: TeamChanges, requestId: string): Promise<{ team: TeamView } | { refusal: Refusal, name?: string }> {
     return await changeTeam<TeamView>(this.db, apiSource(caller, requestId), id, changes, answer)
   }
 

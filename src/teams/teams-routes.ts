@@ -7,7 +7,7 @@ import { paged, single } from '../jsonapi/document.js'
 import { invalidAttribute, notFound, type ApiError } from '../jsonapi/errors.js'
 import { includesUsers } from '../jsonapi/include.js'
 import { firstPage, parsePage } from '../jsonapi/pagination.js'
-import { ORGANIZATION_ACCESS_FLAGS, type OrganizationAccess } from '../access/organization-access.js'
+import { ORGANIZATION_ACCESS_FLAGS, prerequisiteMessage, type OrganizationAccess, type OrganizationAccessFlag } from '../access/organization-access.js'
 import type { Refusal, TeamsRepository } from './teams-repository.js'
 import { includedUsers, toTeamResource } from './teams-serialize.js'
 
@@ -29,8 +29,9 @@ const keptAttributes = (attributes: Pick<TeamAttributesInput, 'sso-team-id' | 'a
 })
 
 /** The answer to a write the repository refused: 404 when the caller may not (as a missing team), 422 for a rule. */
-function refused (refusal: Refusal): ApiError {
+function refused (refusal: Refusal, name?: string): ApiError {
   switch (refusal) {
+    case 'prerequisite': return invalidAttribute(prerequisiteMessage(name as OrganizationAccessFlag), `/data/attributes/organization-access/${name ?? ''}`)
     case 'hidden': return notFound()
     case 'taken': return invalidAttribute('Name has already been taken', '/data/attributes/name')
     case 'seed': return invalidAttribute('managed by the seed file', '/data')
@@ -79,7 +80,7 @@ const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origi
     const { name, visibility, 'organization-access': access, ...rest } = request.body.data.attributes as TeamAttributesInput & { name: string }
     if (impossibleId(organization)) throw notFound()
     const result = await repository.create(request.caller, organization, { name, ...(visibility === undefined ? {} : { visibility }), organizationAccess: givenFlags(access), ...keptAttributes(rest) }, request.id)
-    if ('refusal' in result) throw refused(result.refusal)
+    if ('refusal' in result) throw refused(result.refusal, result.name)
     return await reply.status(201).send(single(toTeamResource(result.team, prefix)))
   })
 
@@ -93,7 +94,7 @@ const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origi
     if (impossibleId(id)) throw notFound()
     const changes = { ...(name === undefined ? {} : { name }), ...(visibility === undefined ? {} : { visibility }), organizationAccess: givenFlags(access), ...keptAttributes(rest) }
     const result = await repository.update(request.caller, id, changes, request.id)
-    if ('refusal' in result) throw refused(result.refusal)
+    if ('refusal' in result) throw refused(result.refusal, result.name)
     return single(toTeamResource(result.team, prefix))
   })
 

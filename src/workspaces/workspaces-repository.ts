@@ -12,7 +12,12 @@ export interface WorkspaceView {
   name: string
   created_at: Date
   organization_name: string
+  /** Its project (DESIGN §11.1). */
+  project_id: string
 }
+
+/** What a list keeps: names that contain `search`, workspaces of one project. */
+export interface WorkspaceFilter { search?: string | undefined, projectId?: string | undefined }
 
 /** Workspaces the caller may read (DESIGN §7), in one statement each, built once per shape. */
 export class WorkspacesRepository {
@@ -24,7 +29,7 @@ export class WorkspacesRepository {
   private readable (qc: QueryCreator<Database>) {
     return qc.selectFrom('workspaces as w')
       .innerJoin('organizations as o', 'o.id', 'w.organization_id')
-      .select(['w.id', 'w.name', 'w.created_at', 'o.name as organization_name'])
+      .select(['w.id', 'w.name', 'w.created_at', 'o.name as organization_name', 'w.project_id'])
       .where(readsWorkspace('w.id', 'w.organization_id'))
   }
 
@@ -46,20 +51,27 @@ export class WorkspacesRepository {
    * A page of the organization's workspaces the caller may read, by name, and how many there are;
    * undefined when the organization does not exist or the caller is no member of it.
    */
-  async list (caller: Caller, organization: string, page: PageRequest, search?: string): Promise<{ rows: WorkspaceView[], total: number } | undefined> {
-    const values = [...callerValues(caller), organization, page.size, (page.number - 1) * page.size, ...(search === undefined ? [] : [search])]
-    const query = this.shapes.compile(`list:${caller.kind}:${search === undefined ? 'all' : 'search'}`, values, ([who, token, org, limit, offset, term]) => {
+  async list (caller: Caller, organization: string, page: PageRequest, filter: WorkspaceFilter = {}): Promise<{ rows: WorkspaceView[], total: number } | undefined> {
+    const { search, projectId } = filter
+    // a value only for each filter given: every value of a shape is one of its parameters
+    const values = [...callerValues(caller), organization, page.size, (page.number - 1) * page.size, ...(search === undefined ? [] : [search]), ...(projectId === undefined ? [] : [projectId])]
+    const shape = `list:${caller.kind}:${search === undefined ? 'all' : 'search'}:${projectId === undefined ? 'all' : 'project'}`
+    const query = this.shapes.compile(shape, values, ([who, token, org, limit, offset, ...filters]) => {
+      const term = search === undefined ? undefined : filters.shift()
+      const project = projectId === undefined ? undefined : filters.shift()
       return withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('org', (qc) => qc.selectFrom('organizations').select('id').where('name', '=', org!).where(isMemberOf('organizations.id')))
         .with('matching', (qc) => {
-          const inOrganization = this.readable(qc as unknown as QueryCreator<Database>).where('w.organization_id', '=', sql<string>`(select id from org)`)
-          return term === undefined ? inOrganization : inOrganization.where(sql<boolean>`strpos(lower(w.name), lower(${term})) > 0`)
+          let inOrganization = this.readable(qc as unknown as QueryCreator<Database>).where('w.organization_id', '=', sql<string>`(select id from org)`)
+          if (search !== undefined) inOrganization = inOrganization.where(sql<boolean>`strpos(lower(w.name), lower(${term})) > 0`)
+          if (projectId !== undefined) inOrganization = inOrganization.where(sql<boolean>`w.project_id = ${project}`)
+          return inOrganization
         })
         .selectFrom('org')
         .leftJoinLateral((eb) => eb.selectFrom('matching').selectAll()
           .orderBy('matching.name').orderBy('matching.id')
           .limit(limit as unknown as number).offset(offset as unknown as number).as('p'), (join) => join.onTrue())
-        .select(['p.id', 'p.name', 'p.created_at', 'p.organization_name'])
+        .select(['p.id', 'p.name', 'p.created_at', 'p.organization_name', 'p.project_id'])
         .select(sql<number>`(select count(*) from matching)`.as('total'))
         .orderBy('p.name').orderBy('p.id')
     })

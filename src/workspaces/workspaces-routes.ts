@@ -42,17 +42,19 @@ const workspaceRoutes: FastifyPluginAsyncTypebox<{ repository: WorkspacesReposit
   })
 
   app.get('/organizations/:organization/workspaces', {
-    schema: { tags, operationId: 'listWorkspaces', summary: "List an organization's workspaces", params: OrganizationParams, querystring: ListWorkspacesQuery, security, produces, response: workspaceResponses.list, description: 'The workspaces of the organization the caller may read, by name, always paginated (default page 1, size 20); search[name] keeps names that contain it. 404: no such organization, or the caller is no member of it.' }
+    schema: { tags, operationId: 'listWorkspaces', summary: "List an organization's workspaces", params: OrganizationParams, querystring: ListWorkspacesQuery, security, produces, response: workspaceResponses.list, description: 'The workspaces of the organization the caller may read, by name, always paginated (default page 1, size 20); search[name] keeps names that contain it; filter[project][id] the workspaces of one project (data "tfe_project"). 404: no such organization, or the caller is no member of it.' }
   }, async (request) => {
-    const { 'page[number]': number, 'page[size]': size, 'search[name]': search, include } = request.query
+    const { 'page[number]': number, 'page[size]': size, 'search[name]': search, 'filter[project][id]': projectId, include } = request.query
     noInclude(include)
     const page = parsePage(number, size) ?? firstPage()
     const linksFrom = origin(request)
     const { organization } = request.params
-    const result = impossibleId(organization) ? undefined : await repository.list(request.caller, organization, page, search === '' ? undefined : search)
+    const filter = { search: search === '' ? undefined : search, projectId: projectId === '' ? undefined : projectId }
+    const result = impossibleId(organization) || (projectId !== undefined && impossibleId(projectId)) ? undefined : await repository.list(request.caller, organization, page, filter)
     if (result === undefined) throw notFound()
+    const params = Object.fromEntries(Object.entries({ 'search[name]': search, 'filter[project][id]': projectId }).filter(([, v]) => v !== undefined)) as Record<string, string>
     return paged(result.rows.map((row) => toWorkspaceResource(row, prefix)), page, result.total, {
-      origin: linksFrom, path: `${prefix}/organizations/${encodeURIComponent(organization)}/workspaces`, params: search === undefined ? {} : { 'search[name]': search }
+      origin: linksFrom, path: `${prefix}/organizations/${encodeURIComponent(organization)}/workspaces`, params
     })
   })
 }

@@ -36,7 +36,7 @@ t.test(`token → caller (DESIGN §3) on ${ENGINE}`, async (t) => {
     return { caller, grants: rows.sort((a, b) => `${a.organization_id}${a.team_id}`.localeCompare(`${b.organization_id}${b.team_id}`)) }
   }
   const grant = (organization_id: string, team_id: string | null, is_owner: boolean, manage = false, read = false) =>
-    ({ organization_id, team_id, is_owner, manage_workspaces: manage, read_workspaces: read, manage_teams: false, manage_membership: false })
+    ({ organization_id, team_id, is_owner, manage_workspaces: manage, read_workspaces: read, manage_teams: false, manage_membership: false, manage_projects: false, read_projects: false })
 
   t.test('an organization token acts as an owner of its organization', async (t) => {
     t.same(await grantsOf('acme-org-token'), {

@@ -17,8 +17,8 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
     t.same(await migrate(db), [], 'nothing left to apply')
     const tables = await db.introspection.getTables()
     t.same(tables.map((x) => x.name).sort(),
-      ['audit_events', 'organizations', 'revoked_tokens', 'seed_grants', 'team_access_migrations', 'team_access_migrations_lock', 'team_memberships',
-        'team_workspaces', 'teams', 'tokens', 'users', 'workspace_access_counts', 'workspaces'])
+      ['audit_events', 'organizations', 'projects', 'revoked_tokens', 'seed_grants', 'team_access_migrations', 'team_access_migrations_lock', 'team_memberships',
+        'team_projects', 'team_workspaces', 'teams', 'tokens', 'users', 'workspace_access_counts', 'workspaces'])
   })
 
   await db.insertInto('organizations').values([{ id: 'org-a', name: 'a' }, { id: 'org-b', name: 'b' }]).execute()

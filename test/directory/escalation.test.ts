@@ -78,6 +78,17 @@ t.test(`1. a team's rows count: managers of teams and memberships hand out no mo
     t.equal((await post('/teams/team-red/authentication-token', CALLERS.lead)).statusCode, 201, 'manage-teams and admin on prod: red’s custom row is covered')
     t.equal((await post('/teams/team-writers/authentication-tokens', CALLERS.lead, { data: { attributes: { description: 'ci' } } })).statusCode, 201, 'and writers’ write')
   })
+
+  t.test('write held on a workspace covers no admin row there (the level compared by rank, admin the highest)', async (t) => {
+    // hr's team holds write on dev (its read row above, raised); a team visible to all holds admin on dev
+    await app.db.updateTable('team_workspaces').set({ access: 'write', runs: 'apply', variables: 'write', state_versions: 'write', sentinel_mocks: 'read', workspace_locking: true })
+      .where('id', '=', 'tws-membership-dev').execute()
+    await app.db.insertInto('teams').values({ id: 'team-dev-admins', organization_id: 'org-acme', name: 'dev-admins', visibility: 'organization' }).execute()
+    await app.db.insertInto('team_workspaces').values({ id: 'tws-dev-admins', organization_id: 'org-acme', team_id: 'team-dev-admins', workspace_id: 'ws-dev', access: 'admin', runs: 'apply', variables: 'write', state_versions: 'write', sentinel_mocks: 'read', workspace_locking: true, run_tasks: true, policy_overrides: false }).execute()
+    t.equal((await teams.addMembers('team-dev-admins', ['hr'], CALLERS.hr)).statusCode, 404, 'admin on dev is more than write')
+    await app.db.updateTable('team_workspaces').set({ access: 'write', run_tasks: false }).where('id', '=', 'tws-dev-admins').execute()
+    t.equal((await teams.addMembers('team-dev-admins', ['hr'], CALLERS.hr)).statusCode, 204, 'write on dev is held')
+  })
 })
 
 t.test(`2. a seed that adopts a team the API made takes it over whole (${ENGINE})`, async (t) => {

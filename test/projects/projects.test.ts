@@ -161,4 +161,57 @@ t.test(`projects and team-project access (${ENGINE})`, async (t) => {
     const events = await app.db.selectFrom('audit_events').select(['resource_type', 'action', 'resource_id']).where('resource_id', 'in', [other, row]).orderBy('occurred_at').execute()
     t.same(events.map((e) => `${e.resource_type} ${e.action}`), ['project create', 'team-project create', 'team-project destroy', 'project destroy'])
   })
+
+  t.test('a workspace names its project; the organization its default project; filter[project][id]', async (t) => {
+    const org = await call(app, TOKENS.writer, 'GET', '/organizations/acme')
+    t.equal(org.status, 200, 'a member reads its organization')
+    const defaultProject = org.json.data.relationships['default-project'].data.id
+    t.match(org.json.data, { id: 'acme', type: 'organizations', attributes: { name: 'acme' }, relationships: { 'default-project': { data: { type: 'projects' } } } })
+    t.equal((await call(app, TOKENS.otherOrganization, 'GET', '/organizations/acme')).body, NOT_FOUND, 'no member: the 404 of a missing one')
+    t.equal((await call(app, owner, 'GET', '/organizations/nope')).body, NOT_FOUND)
+    const prod = await call(app, owner, 'GET', '/workspaces/ws-prod')
+    t.same(prod.json.data.relationships.project, { data: { id: defaultProject, type: 'projects' } })
+    const inPlatform = await call(app, owner, 'GET', `/organizations/acme/workspaces?filter%5Bproject%5D%5Bid%5D=${platform}`)
+    t.same(inPlatform.json.data.map((w: any) => w.id), ['ws-dev'])
+    t.match(inPlatform.json.links.self, /filter%5Bproject%5D%5Bid%5D=/)
+    const inDefault = await call(app, owner, 'GET', `/organizations/acme/workspaces?filter%5Bproject%5D%5Bid%5D=${defaultProject}&search%5Bname%5D=pro`)
+    t.same(inDefault.json.data.map((w: any) => w.id), ['ws-prod'], 'with search[name] too')
+  })
+
+  t.test('manage-projects requires manage-workspaces, read-projects requires read-workspaces (422 naming the flag)', async (t) => {
+    const create = (flags: Record<string, boolean>) => call(app, owner, 'POST', '/organizations/acme/teams', { data: { type: 'teams', attributes: { name: `t-${Object.keys(flags).join('-')}-${Object.values(flags).join('-')}`, 'organization-access': flags } } })
+    const lacking = await create({ 'manage-projects': true })
+    t.equal(lacking.status, 422)
+    t.same(lacking.json.errors[0].source, { pointer: '/data/attributes/organization-access/manage-projects' })
+    t.match(lacking.json.errors[0].detail, 'manage-projects requires manage-workspaces')
+    t.equal((await create({ 'read-projects': true })).status, 422)
+    t.equal((await create({ 'manage-projects': true, 'manage-workspaces': true })).status, 201)
+    const reads = await create({ 'read-projects': true, 'read-workspaces': true })
+    t.equal(reads.status, 201)
+    const dropped = await call(app, owner, 'PATCH', `/teams/${reads.json.data.id}`, { data: { type: 'teams', attributes: { 'organization-access': { 'read-workspaces': false } } } })
+    t.equal(dropped.status, 422, 'an update that takes the prerequisite away')
+    t.same(dropped.json.errors[0].source, { pointer: '/data/attributes/organization-access/read-projects' })
+    await t.rejects(app.teamAccess.directory.createTeam({ organizationId: 'org-acme', name: 'host-made', organizationAccess: { 'manage-projects': true } }), { code: 'invalid', message: 'manage-projects requires manage-workspaces' }, 'the host too')
+  })
+
+  t.test("a team's project rows count: a manager of memberships hands out no more than it holds", async (t) => {
+    const { tokenDigest } = await import('../../src/auth/token-digest.js')
+    await app.db.insertInto('teams').values([
+      { id: 'team-hr', organization_id: 'org-acme', name: 'hr', visibility: 'secret', manage_membership: true },
+      { id: 'team-plain', organization_id: 'org-acme', name: 'plain', visibility: 'organization' }
+    ]).execute()
+    await app.db.insertInto('users').values({ id: 'user-hr', username: 'hr' }).execute()
+    await app.db.insertInto('team_memberships').values({ team_id: 'team-hr', user_id: 'user-hr' }).execute()
+    await app.db.insertInto('tokens').values({ id: 'at-hr', kind: 'user', user_id: 'user-hr', digest: tokenDigest('hr-token') }).execute()
+    const members = (method: 'POST' | 'DELETE') => call(app, 'hr-token', method, '/teams/team-plain/relationships/users', { data: [{ type: 'users', id: 'hr' }] })
+    t.equal((await members('POST')).status, 204, 'a team that grants nothing: hr may join it')
+    t.equal((await members('DELETE')).status, 204)
+    const row = (await call(app, owner, 'POST', '/team-projects', rowBody('team-plain', platform, 'maintain'))).json.data.id
+    const refused = await members('POST')
+    t.equal(refused.status, 404, 'maintain on a project hr holds nothing of: beyond hr')
+    t.equal(refused.body, NOT_FOUND)
+    t.equal((await call(app, 'hr-token', 'GET', '/teams/team-plain')).json.data.attributes.permissions['can-update-membership'], false, 'the permission says so')
+    t.equal((await call(app, owner, 'DELETE', `/team-projects/${row}`)).status, 204)
+    t.equal((await members('POST')).status, 204, 'the row gone, hr may again')
+  })
 })
