@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Access, idOf, OptionalPermissions, UrlSafeName, Visibility } from './common.js'
+import { Access, idOf, OptionalPermissions, Runs, SentinelMocks, StateVersions, UrlSafeName, Variables, Visibility } from './common.js'
+import { ProjectAccess, ProjectSettings, ProjectTeams, ProjectVariableSets } from './projects.js'
 import { ORGANIZATION_ACCESS_DESCRIPTIONS, ORGANIZATION_ACCESS_FLAGS } from './organization-access.js'
 
 // DESIGN §6: the seed file, also the way a host syncs its directory in. Keys are kebab-case like the API.
@@ -43,8 +44,34 @@ export const SeedTeam = Type.Object({
 
 export const SeedWorkspace = Type.Object({
   id: Type.Optional(idOf('ws', 'Explicit id; generated when absent.')),
-  name: UrlSafeName('Unique within the organization.')
+  name: UrlSafeName('Unique within the organization.'),
+  project: Type.Optional(Type.String({ minLength: 1, description: "The name of the project it is in (one of this organization's, case-insensitively); absent: the organization's default project." }))
 }, strict)
+
+export const SeedProject = Type.Object({
+  id: Type.Optional(idOf('prj', 'Explicit id; generated when absent.')),
+  name: Type.String({ minLength: 3, maxLength: 40, pattern: '^[A-Za-z0-9_-]([A-Za-z0-9 _-]*[A-Za-z0-9_-])?$', description: '3 to 40 letters, digits, spaces, - and _ (no leading or trailing space); unique in the organization, case-insensitively. The default project ("Default Project") may be named to take it over.' }),
+  description: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()], { description: 'Up to 256 characters.' }))
+}, strict)
+
+export const SeedProjectAccess = Type.Object({
+  id: Type.Optional(idOf('tprj', 'Explicit id; generated when absent.')),
+  team: Type.String({ minLength: 1, description: 'Name of a team of this organization.' }),
+  project: Type.String({ minLength: 1, description: 'Name of a project of this organization.' }),
+  access: ProjectAccess,
+  'project-access': Type.Optional(Type.Partial(Type.Object({ settings: ProjectSettings, teams: ProjectTeams, 'variable-sets': ProjectVariableSets }), strict)),
+  'workspace-access': Type.Optional(Type.Partial(Type.Object({
+    runs: Runs,
+    'sentinel-mocks': SentinelMocks,
+    'state-versions': StateVersions,
+    variables: Variables,
+    create: Type.Boolean(),
+    locking: Type.Boolean(),
+    move: Type.Boolean(),
+    delete: Type.Boolean(),
+    'run-tasks': Type.Boolean()
+  }), strict))
+}, { ...strict, description: "A grant of a team's access to a project, made once (as team-access entries); the objects only under custom." })
 
 export const SeedTeamAccess = Type.Object({
   id: Type.Optional(idOf('tws', 'Explicit id; generated when absent.')),
@@ -59,8 +86,10 @@ export const SeedOrganization = Type.Object({
   name: UrlSafeName('Unique organization name.'),
   tokens: Type.Optional(Tokens),
   teams: Type.Optional(Type.Array(SeedTeam)),
+  projects: Type.Optional(Type.Array(SeedProject)),
   workspaces: Type.Optional(Type.Array(SeedWorkspace)),
-  'team-access': Type.Optional(Type.Array(SeedTeamAccess))
+  'team-access': Type.Optional(Type.Array(SeedTeamAccess)),
+  'project-access': Type.Optional(Type.Array(SeedProjectAccess))
 }, strict)
 
 export const SeedDocument = Type.Object({
@@ -71,3 +100,5 @@ export const SeedDocument = Type.Object({
 export type SeedDocument = Static<typeof SeedDocument>
 export type SeedToken = Static<typeof SeedToken>
 export type SeedTeamAccess = Static<typeof SeedTeamAccess>
+export type SeedProject = Static<typeof SeedProject>
+export type SeedProjectAccess = Static<typeof SeedProjectAccess>

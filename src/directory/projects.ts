@@ -70,6 +70,7 @@ export async function createProject<T> (db: Kysely<Database>, source: ChangeSour
 /**
  * Renames a project or changes its description in one statement, written (with its `update`
  * event) only when a value differs: a change that changes nothing answers the project as it is.
+ * The seed's change makes the project the seed's (it adopts what it names, DESIGN §9.1).
  * Refused `hidden`: no such project, or an API caller who may not (`updatesProject`); `seed`: an
  * API change of a project the seed manages; `taken`: the name is.
  */
@@ -82,9 +83,10 @@ export async function changeProject<T> (db: Kysely<Database>, source: ChangeSour
         case when ${changes.description !== undefined}::boolean then ${changes.description ?? null}::text else c.description end as description
       from current c),
     verdict as (select case when c.managed_by = 'seed' and ${source.by === 'api'}::boolean then 'seed' end as refusal,
-        (m.name <> c.name or m.description is distinct from c.description) as differs
+        (m.name <> c.name or m.description is distinct from c.description or c.managed_by <> ${managedBy(source)} and ${source.by === 'seed'}::boolean) as differs
       from current c join merged m on m.id = c.id),
-    updated as (update ${table.projects} p set name = m.name, description = m.description from merged m, verdict v
+    updated as (update ${table.projects} p set name = m.name, description = m.description,
+        managed_by = case when ${source.by === 'seed'}::boolean then 'seed' else p.managed_by end from merged m, verdict v
       where p.id = m.id and v.refusal is null and v.differs returning p.*),
     events as (${projectEventRows('updated')}),
     audit as (${recordChange(db, 'events', 'project', 'update', source)})

@@ -21,15 +21,17 @@ export interface SeedChanges {
   workspaces: string[]
   tokens: string[]
   teamAccess: string[]
+  projects: string[]
+  projectAccess: string[]
 }
 
-export const SEED_KINDS = ['organizations', 'users', 'teams', 'memberships', 'workspaces', 'tokens', 'teamAccess'] as const
+export const SEED_KINDS = ['organizations', 'users', 'teams', 'memberships', 'projects', 'workspaces', 'tokens', 'teamAccess', 'projectAccess'] as const
 
 /** How many rows of each kind: what a log line carries of creations and changes. */
 export const countChanges = (changes: SeedChanges): Record<keyof SeedChanges, number> =>
   Object.fromEntries(SEED_KINDS.map((kind) => [kind, changes[kind].length])) as Record<keyof SeedChanges, number>
 
-export const noChanges = (): SeedChanges => ({ organizations: [], users: [], teams: [], memberships: [], workspaces: [], tokens: [], teamAccess: [] })
+export const noChanges = (): SeedChanges => ({ organizations: [], users: [], teams: [], memberships: [], workspaces: [], tokens: [], teamAccess: [], projects: [], projectAccess: [] })
 
 export interface SeedSummary {
   /** Entries of the document, by kind. */
@@ -66,7 +68,7 @@ export function labelOf (item: unknown): string {
   if (typeof item === 'string') return ` "${item}"`
   if (item === null || typeof item !== 'object') return ''
   const entry = item as Record<string, unknown>
-  const name = entry.name ?? entry.username ?? (entry.team !== undefined ? `${String(entry.team)} on ${String(entry.workspace)}` : undefined)
+  const name = entry.name ?? entry.username ?? (entry.team !== undefined ? `${String(entry.team)} on ${String(entry.workspace ?? entry.project)}` : undefined)
   return typeof name === 'string' ? ` "${name}"` : ''
 }
 
@@ -80,7 +82,9 @@ const NOUNS: Record<keyof SeedChanges, string> = {
   memberships: 'membership',
   workspaces: 'workspace',
   tokens: 'token of',
-  teamAccess: 'team access'
+  teamAccess: 'team access',
+  projects: 'project',
+  projectAccess: 'project access'
 }
 
 /** Rows of one kind created or changed that are named one by one; past it, the rest are counted (removals are always named). */

@@ -7,6 +7,7 @@ import { newId } from '../db/ids.js'
 import { Removals } from './removals.js'
 import { missingPrerequisite, ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAccessColumns } from '../access/organization-access.js'
 import { applyGrant } from './seed-grants.js'
+import { SeedProjects } from './seed-projects.js'
 import { entry, noChanges, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
 type Subject = { kind: TokenKind, id: string, label: string }
@@ -36,10 +37,12 @@ export class SeedWriter {
 
   /** The removals of rows the document no longer declares, every source's: the seed's are System events, `seed`. */
   private readonly directory: Removals
+  private readonly projects: SeedProjects // projects, placements, project grants (DESIGN §11.5)
 
   constructor (private readonly trx: Transaction<Database>, dryRun = false) {
     this.summary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0, dryRun, created: noChanges(), changed: noChanges(), removed: noChanges(), warnings: [] }
     this.directory = new Removals(trx, { by: 'seed', requestId: this.applicationId }, this.summary.removed)
+    this.projects = new SeedProjects(trx, { by: 'seed', requestId: this.applicationId }, this.summary)
   }
 
   async write (seed: SeedDocument): Promise<SeedSummary> {
@@ -133,6 +136,7 @@ export class SeedWriter {
       })
     }
 
+    const projectIds = await this.projects.declare(orgId, org.name, org.projects ?? [], where)
     await this.removeWorkspaces(orgId, org.workspaces ?? [])
     const workspaceIds = new Map<string, string>()
     for (const [j, ws] of (org.workspaces ?? []).entries()) {
@@ -151,6 +155,7 @@ export class SeedWriter {
       workspaceIds.set(ws.name, row.id)
       this.summary.workspaces++
     }
+    await this.projects.placeAndPrune(orgId, org, workspaceIds, projectIds, where)
 
     for (const [j, grant] of (org['team-access'] ?? []).entries()) {
       const at = entry('team-access', j, grant, where)
@@ -160,6 +165,7 @@ export class SeedWriter {
       if (workspaceId === undefined) throw new SeedError(at, `no workspace named "${grant.workspace}" in organization "${org.name}"`)
       await applyGrant(this.trx, grant, { organizationId: orgId, teamId, workspaceId }, `${grant.team} on ${org.name}/${grant.workspace}`, this.summary, this.applicationId)
     }
+    await this.projects.grants(orgId, org, projectIds, async (name, at) => teamIds.get(name) ?? await this.undeclaredTeam(orgId, name, at), where)
   }
 
   /**
