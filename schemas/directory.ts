@@ -46,12 +46,24 @@ export const ChangeTeam = Type.Object({ name: Type.Optional(TeamName), ...teamCh
 
 export const Membership = Type.Object({ teamId: DirectoryId, userId: DirectoryId }, strict)
 
+const ProjectId = Type.String({ minLength: 1, maxLength: 128, description: "A project of the workspace's organization (`prj-…`); absent on create: its default project." })
 export const CreateWorkspace = Type.Object({
   organizationId: DirectoryId,
   name: WorkspaceName,
-  id: Type.Optional(idOf('ws', 'Explicit id; generated when absent.'))
+  id: Type.Optional(idOf('ws', 'Explicit id; generated when absent.')),
+  projectId: Type.Optional(ProjectId)
 }, strict)
-export const ChangeWorkspace = Type.Object({ name: Type.Optional(WorkspaceName) }, strict)
+export const ChangeWorkspace = Type.Object({ name: Type.Optional(WorkspaceName), projectId: Type.Optional(ProjectId) }, strict)
+
+const ProjectName = Type.String({ minLength: 3, maxLength: 40, pattern: '^[A-Za-z0-9_-]([A-Za-z0-9 _-]*[A-Za-z0-9_-])?$', description: '3 to 40 letters, digits, spaces, - and _; unique in the organization, case-insensitively.' })
+const ProjectDescription = Type.Union([Type.String({ maxLength: 256 }), Type.Null()], { description: 'Up to 256 characters, or null.' })
+export const CreateProject = Type.Object({
+  organizationId: DirectoryId,
+  name: ProjectName,
+  description: Type.Optional(ProjectDescription),
+  id: Type.Optional(idOf('prj', 'Explicit id; generated when absent.'))
+}, strict)
+export const ChangeProject = Type.Object({ name: Type.Optional(ProjectName), description: Type.Optional(ProjectDescription) }, strict)
 
 export const TokenSubject = Type.Union([
   Type.Object({ teamId: DirectoryId }, strict),
@@ -105,6 +117,8 @@ export const DIRECTORY_SCHEMAS = {
   Membership,
   CreateWorkspace,
   ChangeWorkspace,
+  CreateProject,
+  ChangeProject,
   TokenSubject,
   CreateToken,
   CallOptions,

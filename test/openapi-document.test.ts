@@ -14,7 +14,7 @@ t.test('the document is valid OpenAPI 3', async (t) => {
   t.match((api as { openapi: string }).openapi, /^3\./)
 })
 
-t.test('it lists the operations with every response status of DESIGN §4, §7, §8 and §9', async (t) => {
+t.test('it lists the operations with every response status of DESIGN §4, §7, §8, §9 and §11', async (t) => {
   const expected: Record<string, [string, string, string[]]> = {
     listTeamWorkspaces: ['/api/v2/team-workspaces', 'get', ['200', '400', '401', '404', '422', '503']],
     showTeamWorkspace: ['/api/v2/team-workspaces/{id}', 'get', ['200', '401', '404', '503']],
@@ -48,7 +48,18 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
     showWorkspaceEffectiveAccess: ['/api/v2/workspaces/{id}/effective-access', 'get', ['200', '400', '401', '404', '422', '503']],
     listTeamEffectiveAccess: ['/api/v2/teams/{id}/effective-access', 'get', ['200', '400', '401', '404', '422', '503']],
     showWorkspaceAccessSet: ['/api/v2/workspaces/{id}/team-access', 'get', ['200', '401', '404', '503']],
-    replaceWorkspaceAccessSet: ['/api/v2/workspaces/{id}/team-access', 'put', ['200', '400', '401', '404', '412', '415', '422', '503']]
+    replaceWorkspaceAccessSet: ['/api/v2/workspaces/{id}/team-access', 'put', ['200', '400', '401', '404', '412', '415', '422', '503']],
+    showOrganization: ['/api/v2/organizations/{organization}', 'get', ['200', '401', '404', '503']],
+    listProjects: ['/api/v2/organizations/{organization}/projects', 'get', ['200', '400', '401', '404', '422', '503']],
+    createProject: ['/api/v2/organizations/{organization}/projects', 'post', ['201', '400', '401', '404', '415', '422', '503']],
+    showProject: ['/api/v2/projects/{id}', 'get', ['200', '400', '401', '404', '503']],
+    updateProject: ['/api/v2/projects/{id}', 'patch', ['200', '400', '401', '404', '415', '422', '503']],
+    deleteProject: ['/api/v2/projects/{id}', 'delete', ['204', '401', '404', '422', '503']],
+    listTeamProjects: ['/api/v2/team-projects', 'get', ['200', '400', '401', '404', '422', '503']],
+    showTeamProject: ['/api/v2/team-projects/{id}', 'get', ['200', '401', '404', '503']],
+    addTeamProjectAccess: ['/api/v2/team-projects', 'post', ['201', '400', '401', '404', '415', '422', '503']],
+    updateTeamProjectAccess: ['/api/v2/team-projects/{id}', 'patch', ['200', '400', '401', '404', '415', '422', '503']],
+    removeTeamProjectAccess: ['/api/v2/team-projects/{id}', 'delete', ['204', '401', '404', '503']]
   }
   for (const [operationId, [path, method, statuses]] of Object.entries(expected)) {
     const operation = generated.paths[path]?.[method]
@@ -67,7 +78,7 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
   t.same(Object.keys(audit['200'].content), ['application/json'], 'the audit trail answers plain JSON, as HCP Terraform')
   t.same(Object.keys(audit['404'].content), ['application/vnd.api+json'], 'its errors are JSON:API error documents')
   t.ok(['filter[workspace][id]', 'filter[team][id]'].every((name) => generated.paths['/api/v2/team-workspaces'].get.parameters.some((p: { name: string }) => p.name === name)), 'both filters are documented')
-  t.same(Object.keys(generated.components.schemas).sort(), ['AuthenticationToken', 'ErrorObject', 'PaginationLinks', 'PaginationMeta', 'Team', 'TeamEffectiveAccess', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'UserEffectiveAccess', 'Workspace'], 'shared schemas are named components')
+  t.same(Object.keys(generated.components.schemas).sort(), ['AuthenticationToken', 'ErrorObject', 'Organization', 'PaginationLinks', 'PaginationMeta', 'Project', 'Team', 'TeamEffectiveAccess', 'TeamProject', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'UserEffectiveAccess', 'Workspace'], 'shared schemas are named components')
 })
 
 t.test('the operations HCP Terraform does not have are marked as extensions (DESIGN §10), and only they', async (t) => {

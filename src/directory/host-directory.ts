@@ -9,8 +9,9 @@ import { inSchema } from '../db/tables.js'
 import { asDirectoryError, DirectoryError, notFound, UNIQUE } from './errors.js'
 import { isoDate, validated } from './host-input.js'
 import type {
-  Directory, DirectoryCallOptions, DirectoryOrganization, DirectoryTeam, DirectoryUser, DirectoryWorkspace, TeamChange
+  Directory, DirectoryCallOptions, DirectoryOrganization, DirectoryProject, DirectoryTeam, DirectoryUser, DirectoryWorkspace, TeamChange
 } from './host-types.js'
+import { changeProject, createProject, placeWorkspace, PROJECT_ROW, removeProject, type ProjectRefusal } from './projects.js'
 import { renameRow } from './locks.js'
 import { addMembers, removeMembers, type MembersRefusal } from './memberships.js'
 import { createOrganization, createUser, createWorkspace, removeOrganization, removeUser, removeWorkspace } from './organizations.js'
@@ -124,12 +125,34 @@ export function directory (database: Kysely<any>, options: { schema?: string } =
     },
 
     createWorkspace: async (workspace, options) => {
-      const input = validated('CreateWorkspace', workspace, 'workspace')
-      return await call(options, async (trx, source) => toWorkspace(found(await createWorkspace(trx, source, input), 'organization', input.organizationId)))
+      const { projectId, ...input } = validated('CreateWorkspace', workspace, 'workspace')
+      return await call(options, async (trx, source) => {
+        const created = found(await createWorkspace(trx, source, input), 'organization', input.organizationId)
+        return toWorkspace(projectId === undefined ? created : await placed(trx, created.id, projectId))
+      })
     },
-    changeWorkspace: rename('ChangeWorkspace', 'workspaces', 'workspace', toWorkspace),
+    changeWorkspace: async (id, change, options) => {
+      const { name, projectId } = validated('ChangeWorkspace', change, 'change')
+      // renamed and moved in one transaction
+      return await call(options, async (trx) => {
+        const row = found(await renameRow(trx, 'workspaces', id, 'name', name), 'workspace', id)
+        return toWorkspace(projectId === undefined || projectId === row.project_id ? row : await placed(trx, id, projectId))
+      })
+    },
     removeWorkspace: async (id, options) => {
       await call(options, async (trx, source) => found(await removeWorkspace(trx, source, id) || undefined, 'workspace', id))
+    },
+
+    createProject: async (project, options) => {
+      const input = validated('CreateProject', project, 'project')
+      return await call(options, async (trx, source) => toProject(projectOf(await createProject<ProjectRow>(trx, source, { id: input.organizationId }, input, PROJECT_ROW), 'organization', input.organizationId)))
+    },
+    changeProject: async (id, change, options) => {
+      const input = validated('ChangeProject', change, 'change')
+      return await call(options, async (trx, source) => toProject(projectOf(await changeProject<ProjectRow>(trx, source, possible(id, 'project'), input, PROJECT_ROW), 'project', id)))
+    },
+    removeProject: async (id, options) => {
+      await call(options, async (trx, source) => projectOf(await removeProject(trx, source, possible(id, 'project')), 'project', id))
     },
 
     createToken: async (subject, token, options) => {
@@ -208,7 +231,32 @@ function toUser (row: Selectable<Database['users']>): DirectoryUser {
 }
 
 function toWorkspace (row: Selectable<Database['workspaces']>): DirectoryWorkspace {
-  return { id: row.id, organizationId: row.organization_id, name: row.name, managedBy: row.managed_by, createdAt: row.created_at }
+  return { id: row.id, organizationId: row.organization_id, name: row.name, projectId: row.project_id, managedBy: row.managed_by, createdAt: row.created_at }
+}
+
+type ProjectRow = Selectable<Database['projects']>
+
+function toProject (row: ProjectRow): DirectoryProject {
+  return { id: row.id, organizationId: row.organization_id, name: row.name, description: row.description, isDefault: row.is_default, managedBy: row.managed_by, createdAt: row.created_at }
+}
+
+/** A workspace placed in a project of its organization (the row after); a project of no such id there is not found. */
+async function placed (trx: Kysely<Database>, id: string, projectId: string): Promise<Selectable<Database['workspaces']>> {
+  if (!await placeWorkspace(trx, id, projectId)) throw notFound('project in the workspace\'s organization', projectId)
+  return await trx.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+}
+
+/** A project change's answer for the host: the row, or its refusal as a DirectoryError. */
+function projectOf<T> (result: { project: T } | { refusal?: ProjectRefusal, name?: string, workspaces?: number }, what: string, id: string): T {
+  if ('project' in result) return result.project
+  switch (result.refusal) {
+    case undefined: return undefined as T
+    case 'hidden': throw notFound(what, id)
+    case 'taken': throw new DirectoryError('conflict', 'the organization already has a project with this name')
+    case 'default': throw new DirectoryError('invalid', `the default project "${result.name ?? id}" cannot be removed`)
+    case 'holds': throw new DirectoryError('invalid', `project "${result.name ?? id}" still holds ${result.workspaces ?? 'some'} workspace(s): move them first`)
+    case 'seed': throw new DirectoryError('invalid', 'managed by the seed file')
+  }
 }
 
 function toTeam (row: TeamRow): DirectoryTeam {

@@ -51,9 +51,32 @@ export interface DirectoryWorkspace {
   id: string
   organizationId: string
   name: string
+  /** The project it is in (DESIGN §11.1). */
+  projectId: string
   managedBy: ManagedBy
   createdAt: Date
 }
+
+/** A project (DESIGN §11): every organization has its default one, never removed. */
+export interface DirectoryProject {
+  id: string
+  organizationId: string
+  name: string
+  description: string | null
+  isDefault: boolean
+  managedBy: ManagedBy
+  createdAt: Date
+}
+
+export interface NewProject {
+  organizationId: string
+  /** 3–40 letters, digits, spaces, `-`, `_`; unique in the organization, case-insensitively. */
+  name: string
+  description?: string | null | undefined
+  /** An explicit id (`prj-…`); generated when absent. */
+  id?: string | undefined
+}
+export interface ProjectChange { name?: string | undefined, description?: string | null | undefined }
 
 /** A new token: its id, and its secret — the only time it is seen (only its digest is stored). */
 export interface DirectoryToken {
@@ -114,8 +137,11 @@ export interface NewWorkspace {
   name: string
   /** An explicit id (`ws-…`); generated when absent. */
   id?: string | undefined
+  /** The project it is in; absent: the organization's default project. */
+  projectId?: string | undefined
 }
-export interface WorkspaceChange { name?: string | undefined }
+/** A rename, a move to another project of the organization (the access it inherits moves with it, from the next request), or both. */
+export interface WorkspaceChange { name?: string | undefined, projectId?: string | undefined }
 
 /** Whose token: a team's, an organization's or a user's, by id. */
 export type TokenSubject = { teamId: string } | { organizationId: string } | { userId: string }
@@ -162,10 +188,17 @@ export interface Directory {
 
   /** Creates a workspace, managed by the host. */
   createWorkspace: (workspace: NewWorkspace, options?: DirectoryCallOptions) => Promise<DirectoryWorkspace>
-  /** Renames a workspace. */
+  /** Renames a workspace, or moves it to another project of its organization. */
   changeWorkspace: (id: string, change: WorkspaceChange, options?: DirectoryCallOptions) => Promise<DirectoryWorkspace>
   /** Removes a workspace with its team access (`remove_team` per row). */
   removeWorkspace: (id: string, options?: DirectoryCallOptions) => Promise<void>
+
+  /** Creates a project, managed by the host (`project` create event). */
+  createProject: (project: NewProject, options?: DirectoryCallOptions) => Promise<DirectoryProject>
+  /** Renames a project or changes its description (`update` event; none when nothing differs). */
+  changeProject: (id: string, change: ProjectChange, options?: DirectoryCallOptions) => Promise<DirectoryProject>
+  /** Removes a project with its team access (`team-project` destroy per row, then `destroy`); never the default project, nor one that holds workspaces (`invalid`). */
+  removeProject: (id: string, options?: DirectoryCallOptions) => Promise<void>
 
   /** Creates a token of a team, an organization or a user, managed by the host (`create` event); its secret is answered once. */
   createToken: (subject: TokenSubject, token?: NewToken, options?: DirectoryCallOptions) => Promise<DirectoryToken>

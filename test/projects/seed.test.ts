@@ -7,7 +7,7 @@ import { applySeed } from '../../src/directory/seed.js'
  * entries applied once; changed (a workspace moved, a project dropped) and dry-run, with their
  * events; a dropped project that would still hold a workspace the seed does not place fails whole.
  */
-const document = (overrides: { projects?: unknown[], workspaces?: unknown[], projectAccess?: unknown[] } = {}) => ({
+const document = (overrides: { projects?: unknown[], workspaces?: unknown[], projectAccess?: unknown[] } = {}): any => ({
   users: [{ id: 'user-ann', username: 'ann', tokens: ['ann-token-123'] }, { id: 'user-own', username: 'own', tokens: ['own-token-123'] }],
   organizations: [{
     id: 'org-seeded',
