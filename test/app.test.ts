@@ -171,8 +171,10 @@ t.test('bad settings stop the server with a clear message and a non-zero exit, n
     [{ SEED_FILE: '/nonexistent/seed.json', DATA_DIR: 'memory://' }, /team-access: \/nonexistent\/seed\.json: cannot read the seed file \(ENOENT\)/],
     [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, /team-access: cannot reach the database: connect ECONNREFUSED/]
   ]
-  for (const [env, message] of cases) {
-    const { code, output } = await runServer(env)
+  // side by side: each is a process start, and they share nothing
+  const runs = await Promise.all(cases.map(async ([env]) => await runServer(env)))
+  for (const [i, [env, message]] of cases.entries()) {
+    const { code, output } = runs[i]!
     t.equal(code, 1, JSON.stringify(env))
     t.match(output, message, JSON.stringify(env))
     t.notMatch(output, /\n\s+at /, 'no stack trace')
