@@ -1,3 +1,5 @@
+import { isGoneWhileWaiting } from '../db/write-races.js'
+
 /**
  * Why a change to the directory changed nothing, as the host's directory and its questions
  * (src/plugin.ts) answer it: an error with a code, never a database error.
@@ -53,3 +55,26 @@ export function asDirectoryError (err: unknown): unknown {
 }
 
 export const notFound = (what: string, id: unknown): DirectoryError => new DirectoryError('not-found', `no ${what} with id ${JSON.stringify(id)}`)
+
+/** A unique violation of `constraint`: a create or rename that lost to another of the same name. */
+export function violates (err: unknown, constraint: string): boolean {
+  const e = err as { code?: unknown, constraint?: unknown, message?: unknown } | null
+  if (e === null || typeof e !== 'object' || e.code !== '23505') return false
+  return e.constraint === undefined || e.constraint === constraint || (typeof e.message === 'string' && e.message.includes(constraint))
+}
+
+/**
+ * A create's answer: the row its statement inserted, or why none — `hidden` (nothing to insert
+ * into: no such organization, the caller may not, or the organization went while the insert
+ * waited for it: never a 500), `taken` (`nameConstraint`, the name unique in its organization).
+ */
+export async function insertedOrRefused<T> (insert: () => Promise<T | undefined>, nameConstraint: string): Promise<{ row: T } | { refusal: 'hidden' | 'taken' }> {
+  try {
+    const row = await insert()
+    return row === undefined ? { refusal: 'hidden' } : { row }
+  } catch (err) {
+    if (violates(err, nameConstraint)) return { refusal: 'taken' }
+    if (isGoneWhileWaiting(err)) return { refusal: 'hidden' }
+    throw err
+  }
+}

@@ -1,9 +1,12 @@
-import { sql, type Kysely, type Selectable } from 'kysely'
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely'
+import { table } from '../db/tables.js'
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { lockRow } from './locks.js'
 import { Removals } from './removals.js'
-import { managedBy, type ChangeSource } from './source.js'
+import { grantsOf, managedBy, mayIf, type ChangeSource } from './source.js'
+import { insertedOrRefused } from './errors.js'
+import { recordChange } from './events.js'
 
 /**
  * Organizations, workspaces and users created and removed (DESIGN §9.1, §9.6) — by the host or the
@@ -11,6 +14,34 @@ import { managedBy, type ChangeSource } from './source.js'
  * then takes what hangs on it through the removals every source shares (src/directory/removals.ts).
  * Each runs in the caller's transaction.
  */
+
+/**
+ * The organization a create names — by name (the API) or by id (the host, the seed) — as the `org`
+ * CTE of its statement, for a caller who `may` create there (its grants read in the statement),
+ * kept from going until the statement is done.
+ */
+export const namedOrganization = (organization: { name: string } | { id: string }, may: RawBuilder<boolean>): RawBuilder<unknown> =>
+  sql`org as (select o.id from ${table.organizations} o where ${'name' in organization ? sql`o.name = ${organization.name}` : sql`o.id = ${organization.id}`}
+    and ${may} for key share of o)`
+
+/**
+ * A create in an organization, one statement whoever asks: the organization (`namedOrganization`,
+ * for a caller who `may` create there), the row inserted from it (`insert`: an INSERT … SELECT …
+ * FROM org RETURNING *), its `create` event (`events`: the event rows of the CTE `inserted`) and
+ * the answer (`answer`, over `inserted`) — or why none (`insertedOrRefused`: `hidden`, or `taken`
+ * by `nameConstraint`). Teams and projects are made so.
+ */
+export async function createInOrganization<T> (db: Kysely<Database>, source: ChangeSource, organization: { name: string } | { id: string },
+  may: RawBuilder<boolean>, insert: RawBuilder<unknown>, events: RawBuilder<unknown>, resourceType: 'team' | 'project',
+  answer: (rows: string) => RawBuilder<unknown>, nameConstraint: string): Promise<{ row: T } | { refusal: 'hidden' | 'taken' }> {
+  const query = sql<T>`with ${grantsOf(db, source)}
+    ${namedOrganization(organization, mayIf(source, may))},
+    inserted as (${insert}),
+    events as (${events}),
+    audit as (${recordChange(db, 'events', resourceType, 'create', source)})
+    select ${answer('inserted')} from inserted`
+  return await insertedOrRefused(async () => (await query.execute(db)).rows[0], nameConstraint)
+}
 
 export async function createOrganization (trx: Kysely<Database>, source: ChangeSource, organization: { name: string, id?: string | undefined }): Promise<Selectable<Database['organizations']>> {
   return await trx.insertInto('organizations')

@@ -3,8 +3,9 @@ import { destroysProject, managesProjectsOf, updatesProject } from '../access/pr
 import type { Database } from '../db/database.js'
 import { impossibleId, newId } from '../db/ids.js'
 import { table } from '../db/tables.js'
-import { isGoneWhileWaiting } from '../db/write-races.js'
+import { violates } from './errors.js'
 import { recordChange, teamProjectEventRows } from './events.js'
+import { createInOrganization } from './organizations.js'
 import { grantsOf, managedBy, mayIf, type ChangeSource } from './source.js'
 
 /**
@@ -34,12 +35,8 @@ const projectEventRows = (projects: string): RawBuilder<unknown> => {
   return sql`select ${p}.organization_id, ${p}.id as resource_id, jsonb_build_object('project', ${p}.name) as meta from ${p}`
 }
 
-/** A unique violation of the project's name in its organization (a create or rename that lost to another). */
-const isNameTaken = (err: unknown): boolean => {
-  const e = err as { code?: unknown, constraint?: unknown, message?: unknown } | null
-  if (e === null || typeof e !== 'object' || e.code !== '23505') return false
-  return e.constraint === 'projects_organization_name_key' || (typeof e.message === 'string' && e.message.includes('projects_organization_name_key'))
-}
+/** What keeps a project's name unique in its organization, case-insensitively. */
+const PROJECT_NAME = 'projects_organization_name_key'
 
 /**
  * Creates a project in the organization named (the API) or given by id (the host, the seed), with
@@ -48,23 +45,12 @@ const isNameTaken = (err: unknown): boolean => {
  */
 export async function createProject<T> (db: Kysely<Database>, source: ChangeSource, organization: { name: string } | { id: string },
   project: { name: string, description?: string | null | undefined, id?: string | undefined }, answer: ProjectAnswer): Promise<ProjectResult<T>> {
-  const query = sql<T>`with ${grantsOf(db, source)}
-    org as (select o.id from ${table.organizations} o where ${'name' in organization ? sql`o.name = ${organization.name}` : sql`o.id = ${organization.id}`}
-      and ${mayIf(source, managesProjectsOf('o.id'))} for key share of o),
-    inserted as (insert into ${table.projects} (id, organization_id, name, description, managed_by)
+  const created = await createInOrganization<T>(db, source, organization, managesProjectsOf('o.id'),
+    sql`insert into ${table.projects} (id, organization_id, name, description, managed_by)
       select ${project.id ?? newId('prj')}::text, org.id, ${project.name}::text, ${project.description ?? null}::text, ${managedBy(source)}::text
-      from org returning *),
-    events as (${projectEventRows('inserted')}),
-    audit as (${recordChange(db, 'events', 'project', 'create', source)})
-    select ${answer('inserted')} from inserted`
-  try {
-    const created = (await query.execute(db)).rows[0]
-    return created === undefined ? { refusal: 'hidden' } : { project: created }
-  } catch (err) {
-    if (isNameTaken(err)) return { refusal: 'taken' }
-    if (isGoneWhileWaiting(err)) return { refusal: 'hidden' }
-    throw err
-  }
+      from org returning *`,
+    projectEventRows('inserted'), 'project', answer, PROJECT_NAME)
+  return 'row' in created ? { project: created.row } : created
 }
 
 /**
@@ -100,7 +86,7 @@ export async function changeProject<T> (db: Kysely<Database>, source: ChangeSour
     const { refusal: _, ...project } = row
     return { project: project as T }
   } catch (err) {
-    if (isNameTaken(err)) return { refusal: 'taken' }
+    if (violates(err, PROJECT_NAME)) return { refusal: 'taken' }
     throw err
   }
 }

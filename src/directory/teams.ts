@@ -5,8 +5,9 @@ import { managesTeam, managesTeamsOf, setsOrganizationAccessOf } from '../access
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { table } from '../db/tables.js'
-import { isGoneWhileWaiting } from '../db/write-races.js'
+import { violates } from './errors.js'
 import { recordChange, teamEventRows } from './events.js'
+import { createInOrganization } from './organizations.js'
 import { Removals } from './removals.js'
 import { grantsOf, managedBy, mayIf, type ChangeSource } from './source.js'
 
@@ -43,16 +44,11 @@ export type TeamAnswer = (team: string) => RawBuilder<unknown>
 export const TEAM_ROW: TeamAnswer = (team) => sql.join(['id', 'organization_id', 'name', 'visibility', 'is_owners', ...ORGANIZATION_ACCESS_COLUMN_NAMES,
   'sso_team_id', 'allow_member_token_management', 'managed_by', 'created_at'].map((column) => sql.ref(`${team}.${column}`)))
 
+/** What keeps a team's name unique in its organization. */
+const TEAM_NAME = 'teams_organization_name_key'
+
 /** The team as the answer selects it, or why not (with the team's name, where there is a team). */
 export type TeamResult<T> = { team: T } | { refusal: TeamRefusal, name?: string }
-
-/** A unique violation of the team's name in its organization (a create or rename that lost to another). */
-function isNameTaken (err: unknown): boolean {
-  const e = err as { code?: unknown, constraint?: unknown, message?: unknown } | null
-  if (e === null || typeof e !== 'object' || e.code !== '23505') return false
-  return e.constraint === undefined || e.constraint === 'teams_organization_name_key' ||
-    (typeof e.message === 'string' && e.message.includes('teams_organization_name_key'))
-}
 
 /**
  * Creates a team in the organization named (the API) or given by id (the host), with its `create`
@@ -66,26 +62,15 @@ export async function createTeam<T> (db: Kysely<Database>, source: ChangeSource,
   const flags = ORGANIZATION_ACCESS_FLAGS.map((flag) => team.organizationAccess[flag] ?? false)
   const setsFlags = flags.some((value) => value)
   const columns = ORGANIZATION_ACCESS_FLAGS.map((flag) => sql.id(ORGANIZATION_ACCESS_COLUMNS[flag]))
-  const query = sql<T>`with ${grantsOf(db, source)}
-    org as (select o.id from ${table.organizations} o where ${'name' in organization ? sql`o.name = ${organization.name}` : sql`o.id = ${organization.id}`}
-      and ${mayIf(source, sql`${managesTeamsOf('o.id')} and (${setsOrganizationAccessOf('o.id')} or not ${setsFlags}::boolean)`)}),
-    inserted as (insert into ${table.teams} (id, organization_id, name, visibility, is_owners, sso_team_id, allow_member_token_management, managed_by, ${sql.join(columns)})
+  const created = await createInOrganization<T>(db, source, organization,
+    sql`${managesTeamsOf('o.id')} and (${setsOrganizationAccessOf('o.id')} or not ${setsFlags}::boolean)`,
+    sql`insert into ${table.teams} (id, organization_id, name, visibility, is_owners, sso_team_id, allow_member_token_management, managed_by, ${sql.join(columns)})
       select ${team.id ?? newId('team')}::text, org.id, ${team.name}::text, ${team.visibility ?? 'secret'}::text, ${team.owners ?? false}::boolean,
         ${team.ssoTeamId ?? null}::text, ${team.allowMemberTokenManagement ?? true}::boolean, ${managedBy(source)}::text,
         ${sql.join(flags.map((value) => sql`${value}::boolean`))}
-      from org returning *),
-    events as (${teamEventRows('inserted')}),
-    audit as (${recordChange(db, 'events', 'team', 'create', source)})
-    select ${answer('inserted')} from inserted`
-  try {
-    const created = (await query.execute(db)).rows[0]
-    return created === undefined ? { refusal: 'hidden' } : { team: created }
-  } catch (err) {
-    if (isNameTaken(err)) return { refusal: 'taken' }
-    // the organization was removed while the insert waited for it: not there, never a 500
-    if (isGoneWhileWaiting(err)) return { refusal: 'hidden' }
-    throw err
-  }
+      from org returning *`,
+    teamEventRows('inserted'), 'team', answer, TEAM_NAME)
+  return 'row' in created ? { team: created.row } : created
 }
 
 /**
@@ -137,7 +122,7 @@ export async function changeTeam<T> (db: Kysely<Database>, source: ChangeSource,
     const { refusal: _, lacking: __, ...team } = row as typeof row & { lacking?: unknown }
     return { team: team as T }
   } catch (err) {
-    if (isNameTaken(err)) return { refusal: 'taken' }
+    if (violates(err, TEAM_NAME)) return { refusal: 'taken' }
     throw err
   }
 }
