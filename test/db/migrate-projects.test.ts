@@ -20,10 +20,10 @@ t.test(`0010 → 0011: a default project per organization, holding every workspa
     await migrations['0011_projects']!.down!(connection)
     await connection.deleteFrom('team_access_migrations').where('name', '=', '0011_projects').execute()
   })
+  // the world's rows, then back to 0010: the rows a database of 0010 holds (today's seed writes projects, which 0010 has not)
+  await applySeed(db, world)
   await down()
   t.notOk((await db.introspection.getTables()).some((x) => x.name === 'projects'), 'at 0010 there are no projects')
-
-  await applySeed(db, world)
   const rowsOf = async (table: string) => (await sql<{ row: string }>`select to_jsonb(t) - 'project_id' as row from ${sql.table(table)} t`.execute(db)).rows.map((r) => JSON.stringify(r.row)).sort()
   const tables = ['organizations', 'teams', 'workspaces', 'team_workspaces', 'audit_events']
   const before = Object.fromEntries(await Promise.all(tables.map(async (table) => [table, await rowsOf(table)] as const)))

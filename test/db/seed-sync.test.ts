@@ -98,7 +98,9 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
       memberships: ['sync/red: ben'],
       workspaces: [],
       tokens: ['team sync/red'],
-      teamAccess: ['red on sync/dev', 'red on sync/prod']
+      teamAccess: ['red on sync/dev', 'red on sync/prod'],
+      projects: [],
+      projectAccess: []
     })
     t.same(await app.db.selectFrom('teams').select('id').where('id', '=', 'team-s-red').execute(), [])
     t.same(await app.db.selectFrom('team_memberships').select('user_id').where('team_id', '=', 'team-s-red').execute(), [])
@@ -277,7 +279,9 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
       memberships: ['sync/blue: ben'],
       workspaces: ['sync/dev'],
       tokens: ['user ben'],
-      teamAccess: ['blue on sync/dev', 'red on sync/dev']
+      teamAccess: ['blue on sync/dev', 'red on sync/dev'],
+      projects: [],
+      projectAccess: []
     })
     t.same(plan.created, {
       organizations: [],
@@ -286,7 +290,9 @@ t.test(`a seed removes what it no longer declares (${ENGINE})`, async (t) => {
       memberships: ['sync/red: cy', 'sync/green: cy'],
       workspaces: [],
       tokens: ['user ben', 'user cy'],
-      teamAccess: ['green on sync/production']
+      teamAccess: ['green on sync/production'],
+      projects: [],
+      projectAccess: []
     })
     t.same(plan.changed.workspaces, ['sync/production'], 'a rename is a change')
 

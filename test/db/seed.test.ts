@@ -28,7 +28,9 @@ t.test(`seed files on ${ENGINE}`, async (t) => {
       memberships: ['acme/owners: alice', 'acme/red: bob'],
       workspaces: ['acme/prod'],
       tokens: ['user alice', 'user bob', 'organization acme', 'team acme/owners'],
-      teamAccess: ['red on acme/prod']
+      teamAccess: ['red on acme/prod'],
+      projects: [],
+      projectAccess: []
     }, 'every row created is named, tokens by kind and owner')
     t.same([summary.changed, summary.removed], [noChanges(), noChanges()])
     const teams = await db.selectFrom('teams').selectAll().orderBy('name').execute()

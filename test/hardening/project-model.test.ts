@@ -29,7 +29,7 @@ const ON_WORKSPACE: Record<ProjectLevel, Level> = { read: 'read', write: 'write'
 const RANK: Record<Level, number> = { custom: 0, read: 1, plan: 2, write: 3, admin: 4 }
 
 interface Team { id: string, org: number, owners: boolean, visibility: 'secret' | 'organization', manageWs: boolean, readWs: boolean, manageProjects: boolean, readProjects: boolean }
-interface Project { id: string, name: string, org: number, isDefault: boolean }
+interface Project { id: string, name: string, org: number, isDefault: boolean, seeded: boolean }
 interface Row { team: string, ws: string, access: Level }
 interface ProjectRow { team: string, project: string, access: ProjectLevel }
 type Grant = { org: number, team: string | null, owner: boolean, manageWs: boolean, readWs: boolean, manageProjects: boolean, readProjects: boolean }
@@ -52,7 +52,7 @@ const worldArb = fc.record({
 })
 
 const commandArb = fc.record({
-  op: fc.constantFrom('readWorkspace', 'readWorkspace', 'listRows', 'addRow', 'showProject', 'listProjects', 'giveProjectRow', 'removeProjectRow', 'moveWorkspace', 'deleteProject', 'hostCheck'),
+  op: fc.constantFrom('readWorkspace', 'readWorkspace', 'listRows', 'addRow', 'showProject', 'listProjects', 'createProject', 'giveProjectRow', 'removeProjectRow', 'moveWorkspace', 'deleteProject', 'hostCheck'),
   principal: fc.nat(),
   a: fc.nat(),
   b: fc.nat(),
@@ -75,7 +75,7 @@ t.test(`effective access through projects agrees with a reference model of DESIG
     ]
     const members = raw.members.map(([u, ti]) => [u, ti % teams.length] as [number, number])
       .filter(([u, ti], i, all) => all.findIndex(([u2, t2]) => u2 === u && t2 === ti) === i)
-    const projects: Project[] = raw.projects.map((org, i) => ({ id: `prj-${r}-p${i}`, name: `project ${i}`, org, isDefault: false }))
+    const projects: Project[] = raw.projects.map((org, i) => ({ id: `prj-${r}-p${i}`, name: `project ${i}`, org, isDefault: false, seeded: true }))
     const projectsOf = (org: number) => projects.filter((p) => p.org === org)
     const workspaces = raw.workspaces.map(([org, pi], i) => ({ id: `ws-${r}-w${i}`, org, projectName: pi % (projectsOf(org).length + 1) === 0 ? undefined : projectsOf(org)[pi % (projectsOf(org).length + 1) - 1]!.name }))
     const rows = new Map<string, Row>()
@@ -121,7 +121,7 @@ t.test(`effective access through projects agrees with a reference model of DESIG
     // the default projects and the rows' ids, as the service made them
     for (let org = 0; org < ORGS; org++) {
       const found = await app.db.selectFrom('projects').select(['id', 'name']).where('organization_id', '=', `org-${r}-o${org}`).where('is_default', '=', true).executeTakeFirstOrThrow()
-      projects.push({ id: found.id, name: found.name, org, isDefault: true })
+      projects.push({ id: found.id, name: found.name, org, isDefault: true, seeded: true })
     }
     const projectRows = new Map<string, ProjectRow>()
     for (const row of await app.db.selectFrom('team_projects').select(['id', 'team_id', 'project_id', 'access']).where('organization_id', 'like', `org-${r}-%`).execute()) {
@@ -237,9 +237,19 @@ t.test(`effective access through projects agrees with a reference model of DESIG
           actual = { status: 200, access: (await app.teamAccess.effectiveAccess({ caller: p.caller, workspaceId: ws.id })).access }
           break
         }
+        case 'createProject': {
+          // the organization's token makes a project (the API's: deletable through the API, where the seed's are not)
+          const org = c.b % ORGS
+          const { res, status } = await statusOf({ method: 'POST', url: `/api/v2/organizations/${r}-o${org}/projects`, headers: { ...headers, authorization: `Bearer ${r}-org-token-${org}` }, payload: JSON.stringify({ data: { type: 'projects', attributes: { name: `made ${steps}` } } }) })
+          expected = { status: 201 }
+          actual = { status }
+          if (status === 201) projects.push({ id: res.json().data.id, name: `made ${steps}`, org, isDefault: false, seeded: false })
+          break
+        }
         case 'deleteProject': {
+          // the default project, one that holds a workspace and one the seed manages are refused
           const holds = [...placedIn.values()].includes(project.id)
-          expected = { status: project.isDefault || holds ? 422 : 204 }
+          expected = { status: project.isDefault || holds || project.seeded ? 422 : 204 }
           actual = { status: (await statusOf({ method: 'DELETE', url: `/api/v2/projects/${project.id}`, headers: { ...headers, authorization: `Bearer ${r}-org-token-${project.org}` } })).status }
           if (actual.status === 204) {
             projects.splice(projects.indexOf(project), 1)
