@@ -65,27 +65,30 @@ const ADMIN_PROJECT_LEVELS = Object.entries(WORKSPACE_LEVEL_OF).filter(([, to]) 
 
 /**
  * The caller's team-project rows on the workspace's project (DESIGN §11.3), as a join: `tp` the
- * row, `g` the caller's grant it comes through. `where` narrows (a level, say).
+ * row, `g` the caller's grant it comes through. `where` narrows (a level, say). `project` names the
+ * workspace's project column when the statement has the workspace row at hand (`w.project_id`):
+ * then no lookup of the workspace.
  */
-const callerProjectRowsOn = (workspace: string, where: RawBuilder<boolean> = sql<boolean>`true`): RawBuilder<boolean> =>
-  sql<boolean>`exists (select 1 from ${table.workspaces} pw join ${table.team_projects} tp on tp.project_id = pw.project_id
+const callerProjectRowsOn = (workspace: string, where: RawBuilder<boolean> = sql<boolean>`true`, project?: string): RawBuilder<boolean> => project === undefined
+  ? sql<boolean>`exists (select 1 from ${table.workspaces} pw join ${table.team_projects} tp on tp.project_id = pw.project_id
              join grants g on g.team_id = tp.team_id where pw.id = ${sql.ref(workspace)} and ${where})`
+  : sql<boolean>`exists (select 1 from ${table.team_projects} tp join grants g on g.team_id = tp.team_id where tp.project_id = ${sql.ref(project)} and ${where})`
 
 /**
  * A workspace admin: effective access `admin` — organization-wide, through a team row with access
  * admin, or through a team-project row on its project of level maintain or admin (DESIGN §11.3).
  */
-export const isAdminOf = (workspace: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
+export const isAdminOf = (workspace: string, organization: string, project?: string): RawBuilder<boolean> => sql<boolean>`(
   ${administersWorkspacesOf(organization)}
   or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id
              where a.workspace_id = ${sql.ref(workspace)} and a.access = 'admin')
-  or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`)})`
+  or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`, project)})`
 
 /**
  * Who may ask why teams hold what they hold on a workspace (DESIGN §10.2): owners and workspace
  * admins — as it names every team, secret ones included, the rule of who sees every row.
  */
-export const explainsWorkspace = (workspace: string, organization: string): RawBuilder<boolean> => isAdminOf(workspace, organization)
+export const explainsWorkspace = (workspace: string, organization: string, project?: string): RawBuilder<boolean> => isAdminOf(workspace, organization, project)
 
 /**
  * Who may ask which workspaces a team reaches (DESIGN §10.2): owners of its organization, and
@@ -99,10 +102,10 @@ export const explainsTeam = (teamId: string, organization: string): RawBuilder<b
  * the teams with an organization-wide flag (manage/read-workspaces, manage/read-projects), the
  * teams with a row on it, any level, and the teams with a row on its project (DESIGN §11.3).
  */
-export const readsWorkspace = (workspace: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
+export const readsWorkspace = (workspace: string, organization: string, project?: string): RawBuilder<boolean> => sql<boolean>`(
   exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g')})
   or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id where a.workspace_id = ${sql.ref(workspace)})
-  or ${callerProjectRowsOn(workspace)})`
+  or ${callerProjectRowsOn(workspace, undefined, project)})`
 
 /**
  * Whether a member sees a team without being an admin: the team is visible to the organization,

@@ -140,7 +140,7 @@ export class TeamWorkspacesRepository {
           .expression((eb) => eb.selectFrom('workspaces as w')
             .innerJoin('teams as t', (join) => join.on('t.id', '=', teamId!).onRef('t.organization_id', '=', 'w.organization_id'))
             .where('w.id', '=', workspaceId!)
-            .where(isAdminOf('w.id', 'w.organization_id'))
+            .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id'))
             .select([
               sql<string>`${id}::text`.as('id'), 'w.organization_id', 't.id as team_id', 'w.id as workspace_id',
               sql<Access>`${access}::text`.as('access'),
@@ -167,7 +167,7 @@ export class TeamWorkspacesRepository {
     const why = await withGrants(this.db, caller)
       .selectFrom('workspaces as w')
       .where('w.id', '=', input.workspaceId)
-      .where(isAdminOf('w.id', 'w.organization_id'))
+      .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id'))
       .select(sql<boolean>`exists (select 1 from ${table.team_workspaces} x where x.workspace_id = w.id and x.team_id = ${input.teamId})`.as('taken'))
       .executeTakeFirst()
     return { added: undefined, taken: why?.taken === true }

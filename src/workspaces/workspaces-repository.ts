@@ -30,7 +30,7 @@ export class WorkspacesRepository {
     return qc.selectFrom('workspaces as w')
       .innerJoin('organizations as o', 'o.id', 'w.organization_id')
       .select(['w.id', 'w.name', 'w.created_at', 'o.name as organization_name', 'w.project_id'])
-      .where(readsWorkspace('w.id', 'w.organization_id'))
+      .where(readsWorkspace('w.id', 'w.organization_id', 'w.project_id'))
   }
 
   /** One workspace by id, if the caller may read it. */
