@@ -22,6 +22,21 @@ import { sql, type Kysely } from 'kysely'
 // gen_random_uuid(), the server's strong random source.
 const FIXED = sql`('read', 'write', 'maintain', 'admin', 'custom')`
 
+/** What an audit event may be about: 0009's kinds, and (`projects`) this migration's. */
+async function resourceCheck (db: Kysely<any>, projects: boolean): Promise<void> {
+  await db.schema.alterTable('audit_events').dropConstraint('audit_events_resource_check').execute()
+  await db.schema.alterTable('audit_events')
+    .addCheckConstraint('audit_events_resource_check', sql`
+      (resource_type = 'workspace' and workspace_id is not null and team_id is not null and team_name is not null
+        and action in ('add_team', 'update_team_permissions', 'remove_team')) or
+      (resource_type in ('team', 'authentication-token') and resource_id is not null and meta is not null
+        and action in ('create', 'update', 'destroy', 'add_member', 'remove_member'))${projects
+        ? sql` or
+      (resource_type in ('project', 'team-project') and resource_id is not null and meta is not null
+        and action in ('create', 'update', 'destroy'))`
+        : sql``}`).execute()
+}
+
 export async function up (db: Kysely<any>): Promise<void> {
   // base58 (no 0, O, I, l) as src/db/ids.ts, each character equally likely: bytes of 232 and over are skipped
   await sql`
@@ -113,15 +128,7 @@ export async function up (db: Kysely<any>): Promise<void> {
   // listing by project in the API's order; a team's rows (what it grants) by team
   await db.schema.createIndex('team_projects_project_idx').on('team_projects').columns(['project_id', 'created_at', 'id']).execute()
 
-  await db.schema.alterTable('audit_events').dropConstraint('audit_events_resource_check').execute()
-  await db.schema.alterTable('audit_events')
-    .addCheckConstraint('audit_events_resource_check', sql`
-      (resource_type = 'workspace' and workspace_id is not null and team_id is not null and team_name is not null
-        and action in ('add_team', 'update_team_permissions', 'remove_team')) or
-      (resource_type in ('team', 'authentication-token') and resource_id is not null and meta is not null
-        and action in ('create', 'update', 'destroy', 'add_member', 'remove_member')) or
-      (resource_type in ('project', 'team-project') and resource_id is not null and meta is not null
-        and action in ('create', 'update', 'destroy'))`).execute()
+  await resourceCheck(db, true)
 
   for (const name of ['team_access_new_id(text)', 'team_access_default_project()', 'team_access_place_workspace()']) {
     await sql`alter function ${sql.raw(name)} set search_path from current`.execute(db)
@@ -130,13 +137,7 @@ export async function up (db: Kysely<any>): Promise<void> {
 
 export async function down (db: Kysely<any>): Promise<void> {
   await db.deleteFrom('audit_events').where('resource_type', 'in', ['project', 'team-project']).execute()
-  await db.schema.alterTable('audit_events').dropConstraint('audit_events_resource_check').execute()
-  await db.schema.alterTable('audit_events')
-    .addCheckConstraint('audit_events_resource_check', sql`
-      (resource_type = 'workspace' and workspace_id is not null and team_id is not null and team_name is not null
-        and action in ('add_team', 'update_team_permissions', 'remove_team')) or
-      (resource_type in ('team', 'authentication-token') and resource_id is not null and meta is not null
-        and action in ('create', 'update', 'destroy', 'add_member', 'remove_member'))`).execute()
+  await resourceCheck(db, false)
   await db.schema.dropTable('team_projects').execute()
   await sql`drop trigger workspaces_default_project on workspaces`.execute(db)
   await sql`drop function team_access_place_workspace()`.execute(db)

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { sql, type Transaction } from 'kysely'
+import { sql, type Selectable, type Transaction } from 'kysely'
 import type { SeedDocument, SeedProject, SeedProjectAccess } from '../../schemas/seed.js'
 import { PROJECT_PERMISSION_COLUMNS, projectColumnsOnAdd, projectCustomOnlyViolations } from '../access/project-permissions.js'
 import { recordDirectoryEvents } from '../audit/audit-record.js'
@@ -12,7 +12,7 @@ import { entry, SeedError, type SeedSummary } from './seed-entries.js'
 import type { ChangeSource } from './source.js'
 
 type Organization = NonNullable<SeedDocument['organizations']>[number]
-type ProjectRow = Database['projects'] extends infer T ? { [K in keyof T]: unknown } & { id: string, name: string, managed_by: string } : never
+type ProjectRow = Selectable<Database['projects']>
 
 /**
  * The projects of a seed's organization (DESIGN §11.5), through the directory's project changes
@@ -72,11 +72,15 @@ export class SeedProjects {
 
   /** Places each declared workspace (by id) in its project; a move is a change of the workspace. */
   private async place (organization: string, workspaces: Array<{ id: string, name: string, project?: string | undefined, at: string }>, projects: Map<string, string>, defaultProject: string): Promise<void> {
+    // where each sits now, in one read
+    const current = new Map(workspaces.length === 0
+      ? []
+      : (await this.trx.selectFrom('workspaces').select(['id', 'project_id'])
+          .where('id', 'in', workspaces.map((ws) => ws.id)).execute()).map((row) => [row.id, row.project_id]))
     for (const ws of workspaces) {
       const projectId = ws.project === undefined ? defaultProject : projects.get(ws.project.toLowerCase())
       if (projectId === undefined) throw new SeedError(`${ws.at} › project`, `no project named "${ws.project!}" in organization "${organization}"`)
-      const current = await this.trx.selectFrom('workspaces').select('project_id').where('id', '=', ws.id).executeTakeFirstOrThrow()
-      if (current.project_id === projectId) continue
+      if (current.get(ws.id) === projectId) continue
       await placeWorkspace(this.trx, ws.id, projectId)
       this.summary.changed.workspaces.push(`${organization}/${ws.name} (moved to project ${[...projects].find(([, id]) => id === projectId)?.[0] ?? projectId})`)
     }
