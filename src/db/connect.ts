@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Kysely, PostgresDialect, sql, type KyselyConfig, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import type pg from 'pg'
+import type { PGlite } from '@electric-sql/pglite'
 import type { Database } from './database.js'
 import { inSchema, validSchemaName, DEFAULT_SCHEMA } from './tables.js'
 
@@ -86,7 +87,8 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
     const pool = (): PoolUsage => ({ max, total: pgPool.totalCount, idle: pgPool.idleCount, waiting: pgPool.waitingCount })
     return { db: inSchema(db, schema), schema, engine: 'postgres', pool, close: () => db.destroy() }
   }
-  const [{ openPGlite }, { PGliteDialect }, { lockDataDir }] = await Promise.all([import('./pglite.js'), import('kysely-pglite-dialect'), import('./data-dir-lock.js')])
+  const [{ openPGlite }, { preparedPGlite }, { PGliteDialect }, { lockDataDir }] = await Promise.all([
+    import('./pglite.js'), import('./pglite-statements.js'), import('kysely-pglite-dialect'), import('./data-dir-lock.js')])
   // a directory is one process's at a time (./data-dir-lock.ts); memory:// is this process's alone
   const directory = location.dataDir.startsWith('memory://') ? undefined : location.dataDir.replace(/^file:\/\//, '')
   const lock = directory === undefined ? undefined : lockDataDir(directory)
@@ -97,7 +99,8 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
     lock?.release()
     throw err
   }
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), log: options.log })
+  // each query shape parsed and planned once (./pglite-statements.ts), as the server's pool does below
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(preparedPGlite(pglite, MAX_PREPARED) as unknown as PGlite), log: options.log })
   const close = async () => {
     try {
       await db.destroy()
