@@ -1,7 +1,9 @@
 /**
  * The benchmark's world, in the seed format: 10,500 teams, 2,000 users with 6,000 memberships,
  * 204 workspaces and 21,000 team-workspace rows — one workspace with 10,000, one with 1,000,
- * 200 with 50 — plus an empty workspace for the add/remove cycle and the workspace `large`,
+ * 200 with 50 — plus an empty workspace for the add/remove cycle and the workspace `large`;
+ * 10 projects holding the workspaces, with 1,002 team-project rows (BENCH_PROJECTS=0 leaves the
+ * projects out, to compare a world without them); and the workspace `large`,
  * which the seed leaves empty: `largeWorkspaceSql` fills it on PostgreSQL with 100,000 rows
  * (89,500 more teams), by INSERT … SELECT generate_series after the seed. A 100,000-row seed
  * file goes through the seed writer entry by entry and would take minutes; the bulk statements
@@ -20,6 +22,14 @@ export const ORG_TOKEN = 'bench-organization-token'
 export const userToken = (i: number) => `bench-user-${i}-token`
 
 const LEVELS = ['read', 'plan', 'write', 'custom'] as const
+const PROJECT_LEVELS = ['read', 'write', 'maintain', 'admin', 'custom'] as const
+export const PROJECTS = process.env.BENCH_PROJECTS === '0' ? 0 : 10
+/** The project of workspace `name`: the four big ones in project0, small workspace k in 1 + k mod 9. */
+const projectOf = (name: string): string | undefined => {
+  if (PROJECTS === 0) return undefined
+  const small = /^small(\d+)$/.exec(name)
+  return small === null ? 'project0' : `project${1 + Number(small[1]) % (PROJECTS - 1)}`
+}
 
 export function dataset () {
   const users = Array.from({ length: USERS }, (_, i) => ({ id: `user-${i}`, username: `user${i}`, tokens: [userToken(i)] }))
@@ -38,7 +48,20 @@ export function dataset () {
     { id: 'ws-add', name: 'add' },
     { id: 'ws-large', name: 'large' },
     ...Array.from({ length: SMALL_WORKSPACES }, (_, k) => ({ id: `ws-small-${k}`, name: `small${k}` }))
-  ]
+  ].map((workspace) => ({ ...workspace, ...(projectOf(workspace.name) === undefined ? {} : { project: projectOf(workspace.name)! }) }))
+  const projects = Array.from({ length: PROJECTS }, (_, p) => ({ id: `prj-bench-${p}`, name: `project${p}` }))
+  // teams 1000 … 1999 on the projects in turn, every level; the member's (user 7's) teams 2007 (write
+  // on project1, where ws-small-0 is) and 4007 (read on project0, where ws-huge is)
+  const projectAccess = PROJECTS === 0
+    ? []
+    : [
+        ...Array.from({ length: 1000 }, (_, i) => {
+          const access = PROJECT_LEVELS[i % PROJECT_LEVELS.length]!
+          return { id: `tprj-b-${i}`, team: `team${1000 + i}`, project: `project${i % PROJECTS}`, access, ...(access === 'custom' ? { 'workspace-access': { runs: 'plan' as const } } : {}) }
+        }),
+        { id: 'tprj-member-1', team: 'team2007', project: 'project1', access: 'write' as const },
+        { id: 'tprj-member-0', team: 'team4007', project: 'project0', access: 'read' as const }
+      ]
   const row = (id: string, team: number, workspace: string, i: number) => {
     const access = LEVELS[i % LEVELS.length]!
     return { id, team: `team${team}`, workspace, access, ...(access === 'custom' ? { runs: 'plan' as const, variables: 'read' as const } : {}) }
@@ -51,7 +74,18 @@ export function dataset () {
       return row(`tws-s${k}-${i % SMALL}`, i, `small${k}`, i + 3) // +3: the first row of each small workspace is custom
     })
   ]
-  return { users, organizations: [{ id: ORGANIZATION.id, name: ORGANIZATION.name, tokens: [ORG_TOKEN], teams, workspaces, 'team-access': access }] }
+  return {
+    users,
+    organizations: [{
+      id: ORGANIZATION.id,
+      name: ORGANIZATION.name,
+      tokens: [ORG_TOKEN],
+      teams,
+      workspaces,
+      'team-access': access,
+      ...(PROJECTS === 0 ? {} : { projects, 'project-access': projectAccess })
+    }]
+  }
 }
 
 /**
@@ -109,7 +143,8 @@ export function hostCheckDataset (workspaces = 50) {
       ...organization!,
       teams: organization!.teams.filter((team) => teams.has(team.name)),
       workspaces: organization!.workspaces.filter((workspace) => names.has(workspace.name)),
-      'team-access': access
+      'team-access': access,
+      ...(organization!['project-access'] === undefined ? {} : { 'project-access': organization!['project-access'].filter((row) => teams.has(row.team)) })
     }]
   }
 }
