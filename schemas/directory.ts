@@ -105,6 +105,14 @@ export const SetWorkspaceAccessArguments = Type.Object({
   ifMatch: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 }))
 })
+export const SetProjectAccessArguments = Type.Object({
+  caller: HostCaller,
+  projectId: DirectoryId,
+  entries: Type.Array(Type.Unknown(), { description: "The complete set; each entry is checked by the rules of a project's access set." }),
+  dryRun: Type.Optional(Type.Boolean()),
+  ifMatch: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 }))
+})
 
 /** Every schema of the directory's inputs, by name: compiled once, on first use. */
 export const DIRECTORY_SCHEMAS = {
@@ -128,5 +136,6 @@ export const DIRECTORY_SCHEMAS = {
   ExplainWorkspaceQuery,
   ExplainUserQuery,
   ExplainTeamQuery,
-  SetWorkspaceAccessArguments
+  SetWorkspaceAccessArguments,
+  SetProjectAccessArguments
 } satisfies Record<string, TSchema>

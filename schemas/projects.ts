@@ -176,6 +176,13 @@ export const AddTeamProjectBody = Type.Object({
   meta: Meta
 }, { ...strict, description: 'Give a team access to a project.' })
 
+/** The entries of the host's `setProjectAccess` (DESIGN §11.5): the team by id, the objects by their wire names, as in an add. */
+export const HostProjectAccessEntries = Type.Array(Type.Object({
+  teamId: Type.String({ minLength: 1, maxLength: 128, pattern: '^[^\\u0000]+$', description: 'The team, by id.' }),
+  access: ProjectAccess,
+  ...PermissionObjects
+}, strict), { maxItems: 1000 })
+
 export const UpdateTeamProjectBody = Type.Object({
   data: Type.Object({
     type: Type.Optional(StringEnum(['team-projects'])),

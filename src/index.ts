@@ -29,3 +29,4 @@ export {
   AccessSetError, type AccessSetErrorCode, type AccessSetEntry, type AccessSetProblem, type AccessSetRow,
   type SetWorkspaceAccessInput, type WorkspaceAccessSet
 } from './team-workspaces/access-set.js'
+export type { ProjectAccessEntry, ProjectAccessRow, ProjectAccessSet, SetProjectAccessInput } from './projects/project-access-set.js'

@@ -40,6 +40,7 @@ import { explainer, type Explain, type ExplainQuery } from './effective-access/e
 import accessSetRoutes from './team-workspaces/access-set-routes.js'
 import { AccessSetRepository } from './team-workspaces/access-set-repository.js'
 import { AccessSetError, forHost, setWorkspaceAccess, type SetWorkspaceAccessInput, type WorkspaceAccessSet } from './team-workspaces/access-set.js'
+import { setProjectAccess, type ProjectAccessSet, type SetProjectAccessInput } from './projects/project-access-set.js'
 
 export interface TeamAccessOptions {
   /** Where the API is mounted (Fastify's own option); links in documents follow it. */
@@ -136,6 +137,15 @@ export interface TeamAccessDecorator {
    * are `AccessSetError`s (`not-found`, `precondition-failed`, `invalid` with the entries' problems).
    */
   setWorkspaceAccess: (input: SetWorkspaceAccessInput) => Promise<WorkspaceAccessSet>
+  /**
+   * Makes a project's team access equal to a complete set (DESIGN §11.5), as `setWorkspaceAccess`
+   * does for a workspace, for the caller given — a project admin: one transaction, each row added,
+   * changed or removed by the API's own statement (its rules, its audit event). `dryRun` and
+   * `ifMatch` as there. Refusals are `AccessSetError`s (`not-found`, `precondition-failed`,
+   * `invalid` with the entries' problems; entry -1: a row the set leaves out that the caller may
+   * not remove).
+   */
+  setProjectAccess: (input: SetProjectAccessInput) => Promise<ProjectAccessSet>
 }
 
 declare module 'fastify' {
@@ -183,6 +193,14 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
         throw err instanceof DirectoryError ? new AccessSetError('invalid', err.message) : err
       }
       return forHost(await setWorkspaceAccess(repositories.accessSet, input))
+    },
+    setProjectAccess: async (input) => {
+      try {
+        validated('SetProjectAccessArguments', input, 'input')
+      } catch (err) {
+        throw err instanceof DirectoryError ? new AccessSetError('invalid', err.message) : err
+      }
+      return await setProjectAccess(db, input)
     }
   } satisfies TeamAccessDecorator)
   await app.register(auditRetention, { db, retentionDays: options.auditRetentionDays ?? 0, everyMs: options.auditPurgeEveryMs })

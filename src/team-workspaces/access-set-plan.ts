@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Access } from '../../schemas/common.js'
 import { customOnlyViolations, PERMISSION_NAMES, permissionsOnAdd, type PermissionName, type Permissions } from '../access/permissions.js'
 import { permissionsOf, pickPermissions } from '../access/permission-columns.js'
+import type { AccessSetProblem } from '../access/access-sets.js'
 import type { TeamWorkspaceView } from './team-workspaces-repository.js'
 
 /**
@@ -13,12 +14,7 @@ import type { TeamWorkspaceView } from './team-workspaces-repository.js'
 /** One entry of a desired set: a team and its access, as in an add. Undefined permissions count as absent. */
 export type AccessSetEntry = { teamId: string, access: Access } & { [K in PermissionName]?: Permissions[K] | undefined }
 
-/** What is wrong with one entry: its index in the set, the member at fault (none: the entry itself), why. */
-export interface AccessSetProblem {
-  entry: number
-  member?: 'team' | 'workspace' | 'access' | PermissionName
-  detail: string
-}
+export type { AccessSetProblem } from '../access/access-sets.js'
 
 /** A row the set wants: what an add of the entry would create (under custom, omitted permissions take the custom defaults). */
 export interface DesiredRow { teamId: string, access: Access, permissions: Permissions }
@@ -82,14 +78,4 @@ export function accessSetEtag (workspaceId: string, rows: readonly TeamWorkspace
     .map((row) => [row.id, row.team_id, row.access, ...PERMISSION_NAMES.map((name) => permissionsOf(row)[name])])
   const digest = createHash('sha256').update(JSON.stringify([workspaceId, canonical])).digest('base64url')
   return `"${digest}"`
-}
-
-/**
- * Whether an If-Match header value lets a write go on against the set named `etag`: `*`, or a list
- * of entity tags one of which is `etag` by the strong comparison (a weak tag never matches).
- */
-export function ifMatchAccepts (header: string, etag: string): boolean {
-  const value = header.trim()
-  if (value === '*') return true
-  return value.split(',').map((tag) => tag.trim()).some((tag) => tag === etag)
 }

@@ -7,7 +7,8 @@ import type { Caller } from '../auth/caller.js'
 import { permissionsOf } from '../access/permission-columns.js'
 import { impossibleId } from '../db/ids.js'
 import { createAjv, errorMessage } from '../validation.js'
-import { accessSetEtag, desiredRows, ifMatchAccepts, planAccessSet, type AccessSetEntry, type AccessSetProblem } from './access-set-plan.js'
+import { AccessSetError, ifMatchAccepts, type AccessSetProblem } from '../access/access-sets.js'
+import { accessSetEtag, desiredRows, planAccessSet, type AccessSetEntry } from './access-set-plan.js'
 import { SetChangedMeanwhile, type AccessSetRepository } from './access-set-repository.js'
 import type { TeamWorkspaceView } from './team-workspaces-repository.js'
 
@@ -18,20 +19,7 @@ import type { TeamWorkspaceView } from './team-workspaces-repository.js'
 
 export type { AccessSetEntry, AccessSetProblem } from './access-set-plan.js'
 
-/** Why a change of an access set changed nothing. */
-export type AccessSetErrorCode = 'not-found' | 'precondition-failed' | 'invalid'
-
-/**
- * A change of an access set that changed nothing: `not-found` (no such workspace, or the caller
- * is not an owner or workspace admin of it), `precondition-failed` (`ifMatch` names a set that is
- * no longer there), `invalid` (`problems` says which entries break which rule).
- */
-export class AccessSetError extends Error {
-  constructor (readonly code: AccessSetErrorCode, message: string, readonly problems: readonly AccessSetProblem[] = []) {
-    super(message)
-    this.name = 'AccessSetError'
-  }
-}
+export { AccessSetError, type AccessSetErrorCode } from '../access/access-sets.js'
 
 /** What `setWorkspaceAccess` takes. */
 export interface SetWorkspaceAccessInput {
