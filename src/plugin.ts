@@ -36,6 +36,8 @@ import type { Caller } from './auth/caller.js'
 import { directory, DirectoryError, validated, type Directory } from './directory/host-directory.js'
 import effectiveAccessRoutes from './effective-access/effective-access-routes.js'
 import { EffectiveAccessRepository } from './effective-access/effective-access-repository.js'
+import accessReviewRoutes from './effective-access/access-review-routes.js'
+import { AccessReviewRepository } from './effective-access/access-review-repository.js'
 import { explainer, type Explain, type ExplainQuery } from './effective-access/explain.js'
 import accessSetRoutes from './team-workspaces/access-set-routes.js'
 import { AccessSetRepository } from './team-workspaces/access-set-repository.js'
@@ -155,6 +157,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route answers plain JSON, not JSON:API (the audit trail, as HCP Terraform); its errors are error documents still. */
     plainJson?: boolean
+    /** The route answers CSV when it is asked for (the access review); its errors are error documents still. */
+    csv?: boolean
   }
 }
 
@@ -262,6 +266,7 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(auditRoutes, { repository: new AuditRepository(options.db) })
     await api.register(tokenRoutes, { repository: new TokensRepository(options.db), origin })
     await api.register(effectiveAccessRoutes, { explain: options.explain, origin })
+    await api.register(accessReviewRoutes, { repository: new AccessReviewRepository(options.db), origin })
     await api.register(projectRoutes, { repository: new ProjectsRepository(options.db), origin })
     await api.register(teamProjectRoutes, { repository: new TeamProjectsRepository(options.db), origin })
   })
@@ -303,7 +308,8 @@ function jsonApiPlumbing (app: FastifyInstance, bodyLimit: number): void {
   })
   // a callback hook: on every answer it costs a comparison, no promise
   app.addHook('onSend', (request, reply, payload, done) => {
-    const plain = request.routeOptions.config.plainJson === true && reply.statusCode < 400
+    const { plainJson, csv } = request.routeOptions.config
+    const plain = (plainJson === true || (csv === true && String(reply.getHeader('content-type')).startsWith('text/csv'))) && reply.statusCode < 400
     if (reply.statusCode !== 204 && !plain) void reply.type(JSONAPI_TYPE)
     done(null, payload)
   })

@@ -47,6 +47,7 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
     showAccount: ['/api/v2/account/details', 'get', ['200', '401', '404', '503']],
     showWorkspaceEffectiveAccess: ['/api/v2/workspaces/{id}/effective-access', 'get', ['200', '400', '401', '404', '422', '503']],
     listTeamEffectiveAccess: ['/api/v2/teams/{id}/effective-access', 'get', ['200', '400', '401', '404', '422', '503']],
+    showAccessReview: ['/api/v2/organizations/{organization}/access-review', 'get', ['200', '400', '401', '404', '422', '503']],
     showWorkspaceAccessSet: ['/api/v2/workspaces/{id}/team-access', 'get', ['200', '401', '404', '503']],
     replaceWorkspaceAccessSet: ['/api/v2/workspaces/{id}/team-access', 'put', ['200', '400', '401', '404', '412', '415', '422', '503']],
     showOrganization: ['/api/v2/organizations/{organization}', 'get', ['200', '401', '404', '503']],
@@ -71,19 +72,19 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
   }
   const extensions = Object.values(generated.paths as Record<string, Record<string, { operationId: string, description: string, 'x-team-access-extension'?: boolean }>>)
     .flatMap((item) => Object.values(item)).filter((operation) => operation['x-team-access-extension'] === true)
-  t.same(extensions.map((operation) => operation.operationId).sort(), ['listTeamEffectiveAccess', 'replaceWorkspaceAccessSet', 'showWorkspaceAccessSet', 'showWorkspaceEffectiveAccess'], 'the operations beyond HCP Terraform, and only those, are marked as extensions')
+  t.same(extensions.map((operation) => operation.operationId).sort(), ['listTeamEffectiveAccess', 'replaceWorkspaceAccessSet', 'showAccessReview', 'showWorkspaceAccessSet', 'showWorkspaceEffectiveAccess'], 'the operations beyond HCP Terraform, and only those, are marked as extensions')
   t.ok(extensions.every((operation) => operation.description.includes('beyond HCP Terraform')), 'and say so')
   t.ok(generated.paths['/api/v2/workspaces/{id}/team-access'].get.responses['200'].headers.ETag, 'the ETag is documented')
   const audit = generated.paths['/api/v2/organization/audit-trail'].get.responses
   t.same(Object.keys(audit['200'].content), ['application/json'], 'the audit trail answers plain JSON, as HCP Terraform')
   t.same(Object.keys(audit['404'].content), ['application/vnd.api+json'], 'its errors are JSON:API error documents')
   t.ok(['filter[workspace][id]', 'filter[team][id]'].every((name) => generated.paths['/api/v2/team-workspaces'].get.parameters.some((p: { name: string }) => p.name === name)), 'both filters are documented')
-  t.same(Object.keys(generated.components.schemas).sort(), ['AuthenticationToken', 'ErrorObject', 'Organization', 'PaginationLinks', 'PaginationMeta', 'Project', 'Team', 'TeamEffectiveAccess', 'TeamProject', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'UserEffectiveAccess', 'Workspace'], 'shared schemas are named components')
+  t.same(Object.keys(generated.components.schemas).sort(), ['AccessReviewEntry', 'AuthenticationToken', 'ErrorObject', 'Organization', 'PaginationLinks', 'PaginationMeta', 'Project', 'Team', 'TeamEffectiveAccess', 'TeamProject', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'UserEffectiveAccess', 'Workspace'], 'shared schemas are named components')
 })
 
 t.test('the operations HCP Terraform does not have are marked as extensions (DESIGN §10), and only they', async (t) => {
   const marked = Object.entries(generated.paths as Record<string, Record<string, Record<string, unknown>>>)
     .flatMap(([path, operations]) => Object.entries(operations).filter(([, operation]) => operation['x-team-access-extension'] === true).map(([method]) => `${method} ${path}`))
     .sort()
-  t.same(marked, ['get /api/v2/teams/{id}/effective-access', 'get /api/v2/workspaces/{id}/effective-access', 'get /api/v2/workspaces/{id}/team-access', 'put /api/v2/workspaces/{id}/team-access'])
+  t.same(marked, ['get /api/v2/organizations/{organization}/access-review', 'get /api/v2/teams/{id}/effective-access', 'get /api/v2/workspaces/{id}/effective-access', 'get /api/v2/workspaces/{id}/team-access', 'put /api/v2/workspaces/{id}/team-access'])
 })

@@ -4,7 +4,7 @@ import { segment } from '../jsonapi/document.js'
 import type { TeamExplanation, UserExplanation, WorkspaceName } from './effective-access-repository.js'
 
 /** A grant as the wire says it: its kind, the level it gives, its team and (a row) the row's id. */
-const toGrant = (grant: GrantSource): EffectiveAccessGrant => ({
+export const toGrant = (grant: GrantSource): EffectiveAccessGrant => ({
   kind: grant.kind,
   access: grant.access,
   team: grant.teamId,

@@ -1,0 +1,129 @@
+import { sql, type Kysely, type QueryCreator } from 'kysely'
+import type { Access } from '../../schemas/common.js'
+import type { Database } from '../db/database.js'
+import { PERMISSION_COLUMN_NAMES, permissionsOf, type PermissionRow } from '../access/permission-columns.js'
+import { teamGrants, withGrants } from '../access/grants.js'
+import { grantsOrganizationWide, isOwnerOf } from '../access/predicates.js'
+import { explainAccess, ORGANIZATION_GRANTS, type Explanation, type OrganizationGrantFlag, type OrganizationGrantFlags } from '../access/effective-access.js'
+import { PROJECT_GRANT_COLUMNS, projectGrantOf, type ProjectGrantRow } from '../access/project-permissions.js'
+import type { Caller } from '../auth/caller.js'
+import type { PageRequest } from '../jsonapi/pagination.js'
+import { table } from '../db/tables.js'
+
+/**
+ * The access review (DESIGN §12.1): every team of an organization with every workspace it holds
+ * effective access on, and why — the grants of §10.2 and §11.3 (organization flags, team-access
+ * rows, team-project rows on the workspace's project), combined by `explainAccess` as everywhere
+ * else. Owners only: the statement finds the organization only for them.
+ */
+
+/** One team's effective access on one workspace, with what a reviewer reads beside it. */
+export interface ReviewEntry extends Explanation {
+  team: { id: string, name: string, visibility: 'secret' | 'organization', members: string[] }
+  workspace: { id: string, name: string, projectId: string, projectName: string }
+}
+
+type PairRow = PermissionRow & ProjectGrantRow & { [F in OrganizationGrantFlag]: boolean | null } & {
+  team_id: string
+  team_name: string
+  visibility: 'secret' | 'organization'
+  workspace_id: string
+  workspace_name: string
+  project_id: string
+  project_name: string
+  row_id: string | null
+  access: Access | null
+}
+
+const FLAGS = ORGANIZATION_GRANTS.map((grant) => grant.flag)
+
+/** A row of `pairs` as its entry; `members` the team's usernames. */
+export function reviewEntryOf (row: PairRow, members: string[]): ReviewEntry {
+  const grants = {
+    teamId: row.team_id,
+    flags: Object.fromEntries(FLAGS.map((flag) => [flag, row[flag] === true])) as OrganizationGrantFlags,
+    row: row.row_id === null ? null : { id: row.row_id, access: row.access!, permissions: permissionsOf(row) },
+    projectRow: projectGrantOf(row)
+  }
+  return {
+    team: { id: row.team_id, name: row.team_name, visibility: row.visibility, members },
+    workspace: { id: row.workspace_id, name: row.workspace_name, projectId: row.project_id, projectName: row.project_name },
+    ...explainAccess([grants])
+  }
+}
+
+/**
+ * Every (team, workspace) of the organization `organization` names (a column of the statement)
+ * with any grant, with the team's grant row, its row on the workspace and its row on the
+ * workspace's project; `teams` narrows to some teams.
+ */
+// typed loosely: the statements that use it add their own CTEs (org, team_grants) to the database type
+const pairs = (qc: QueryCreator<any>, organization: string) => qc.selectFrom('team_grants as tg')
+  .innerJoin('teams as t', 't.id', 'tg.team_id')
+  .innerJoin('workspaces as w', 'w.organization_id', 'tg.organization_id')
+  .innerJoin('projects as p', 'p.id', 'w.project_id')
+  .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').onRef('tw.team_id', '=', 'tg.team_id'))
+  .leftJoin('team_projects as tp', (join) => join.onRef('tp.project_id', '=', 'w.project_id').onRef('tp.team_id', '=', 'tg.team_id'))
+  .whereRef('tg.organization_id', '=', sql.ref(organization))
+  .where(sql<boolean>`(${grantsOrganizationWide('tg')} or tw.id is not null or tp.id is not null)`)
+  .select(['tg.team_id', 't.name as team_name', 't.visibility', 'w.id as workspace_id', 'w.name as workspace_name', 'p.id as project_id', 'p.name as project_name', 'tw.id as row_id', 'tw.access'])
+  .select(FLAGS.map((flag) => `tg.${flag}` as const))
+  .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
+  .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
+
+export class AccessReviewRepository {
+  constructor (private readonly db: Kysely<Database>) {}
+
+  /** The organization of this name when the caller is one of its owners; undefined otherwise (404). */
+  async organization (caller: Caller, name: string): Promise<{ id: string, name: string } | undefined> {
+    return await withGrants(this.db, caller).selectFrom('organizations as o')
+      .where('o.name', '=', name).where(isOwnerOf('o.id'))
+      .select(['o.id', 'o.name']).executeTakeFirst()
+  }
+
+  /**
+   * A page of the organization's entries, by team name, then workspace name, and how many there
+   * are; undefined when there is no such organization or the caller is not its owner.
+   */
+  async page (caller: Caller, organizationName: string, page: PageRequest): Promise<{ entries: ReviewEntry[], total: number } | undefined> {
+    const rows = await withGrants(this.db, caller)
+      .with('team_grants', (qc) => teamGrants(qc))
+      .with('org', (qc) => qc.selectFrom('organizations as o').where('o.name', '=', organizationName).where(isOwnerOf('o.id')).select('o.id'))
+      .with('reached', (qc) => pairs(qc as QueryCreator<any>, 'org.id').innerJoin('org', 'org.id', 'tg.organization_id'))
+      .selectFrom('org')
+      .leftJoinLateral((eb) => eb.selectFrom('reached as r').selectAll('r')
+        .orderBy('r.team_name').orderBy('r.team_id').orderBy('r.workspace_name').orderBy('r.workspace_id')
+        .limit(page.size).offset((page.number - 1) * page.size).as('x'), (join) => join.onTrue())
+      .selectAll('x')
+      .select(sql<string[] | null>`(select array_agg(u.username order by u.username) from ${table.team_memberships} m join ${table.users} u on u.id = m.user_id where m.team_id = x.team_id)`.as('members'))
+      .select(sql<number | string>`(select count(*) from reached)`.as('total'))
+      .orderBy('x.team_name').orderBy('x.team_id').orderBy('x.workspace_name').orderBy('x.workspace_id')
+      .execute()
+    if (rows.length === 0) return undefined
+    return {
+      total: Number(rows[0]!.total),
+      entries: rows.filter((row) => row.team_id !== null).map((row) => reviewEntryOf(row as unknown as PairRow, row.members ?? []))
+    }
+  }
+
+  /** The organization's teams by name (id, name), and each team's members' usernames, sorted. */
+  async teams (organizationId: string): Promise<Array<{ id: string, members: string[] }>> {
+    const rows = await this.db.selectFrom('teams as t')
+      .where('t.organization_id', '=', organizationId)
+      .select(['t.id', sql<string[] | null>`(select array_agg(u.username order by u.username) from ${table.team_memberships} m join ${table.users} u on u.id = m.user_id where m.team_id = t.id)`.as('members')])
+      .orderBy('t.name').orderBy('t.id')
+      .execute()
+    return rows.map((row) => ({ id: row.id, members: row.members ?? [] }))
+  }
+
+  /** One team's entries (of the organization given), by workspace name: a CSV streams them team after team. */
+  async ofTeam (organizationId: string, teamId: string, members: string[]): Promise<ReviewEntry[]> {
+    const rows = await this.db.with('team_grants', (qc) => teamGrants(qc).where('teams.id', '=', teamId))
+      .with('org', (qc) => qc.selectNoFrom(sql<string>`${organizationId}::text`.as('id')))
+      .with('reached', (qc) => pairs(qc as QueryCreator<any>, 'org.id').innerJoin('org', 'org.id', 'tg.organization_id'))
+      .selectFrom('reached as r').selectAll('r')
+      .orderBy('r.workspace_name').orderBy('r.workspace_id')
+      .execute()
+    return rows.map((row) => reviewEntryOf(row as unknown as PairRow, members))
+  }
+}

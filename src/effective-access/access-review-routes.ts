@@ -1,0 +1,126 @@
+import { Readable } from 'node:stream'
+import type { FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { ACCESS_REVIEW_CSV_COLUMNS, AccessReviewParams, AccessReviewQuery, accessReviewResponses, type AccessReviewEntry } from '../../schemas/access-review.js'
+import type { GrantSource } from '../access/effective-access.js'
+import { impossibleId } from '../db/ids.js'
+import { paged } from '../jsonapi/document.js'
+import { notFound } from '../jsonapi/errors.js'
+import { noInclude } from '../jsonapi/include.js'
+import { firstPage, parsePage } from '../jsonapi/pagination.js'
+import type { AccessReviewRepository, ReviewEntry } from './access-review-repository.js'
+import { toGrant } from './effective-access-serialize.js'
+
+/**
+ * The access review (DESIGN §12.1): `GET /organizations/:organization/access-review`, for owners —
+ * a page of JSON:API entries (one per team and workspace), or with `Accept: text/csv` the whole
+ * organization as CSV, one row per user, team and workspace, streamed team after team so that an
+ * organization of any size never sits whole in memory.
+ */
+
+/** A CSV field (RFC 4180), safe to open in a spreadsheet: a value it would run as a formula starts with `'`. */
+export function csvField (value: string): string {
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
+  return /[",\r\n]/.test(safe) || safe !== value ? `"${safe.replaceAll('"', '""')}"` : safe
+}
+
+/** Where the access comes from, in a few words per grant (`team-access tws-…; organization-access.read-workspaces`). */
+function grantedBy (grants: readonly GrantSource[]): string {
+  return grants.map((grant) => {
+    if (grant.kind === 'team-access') return `team-access ${grant.teamWorkspaceId!}`
+    if (grant.kind === 'team-project') return `team-project ${grant.teamProjectId!} (${grant.projectAccess!})`
+    return grant.kind
+  }).join('; ')
+}
+
+/** An entry's CSV lines: one per member of its team (a team with no member: one line with no username — its tokens act through it). */
+function csvLines (entry: ReviewEntry): string {
+  const p = entry.permissions!
+  const rest = [entry.team.name, entry.team.visibility, entry.workspace.name, entry.workspace.projectName, entry.access!, p.runs, p.variables,
+    p['state-versions'], p['sentinel-mocks'], String(p['workspace-locking']), String(p['run-tasks']), grantedBy(entry.grants)].map(csvField).join(',')
+  const users = entry.team.members.length === 0 ? [''] : entry.team.members
+  return users.map((username) => `${csvField(username)},${rest}\r\n`).join('')
+}
+
+/** The organization's CSV, team after team (one statement each), in chunks of about 64 KiB. */
+async function * csvOf (repository: AccessReviewRepository, organizationId: string): AsyncGenerator<string> {
+  yield `${ACCESS_REVIEW_CSV_COLUMNS.join(',')}\r\n`
+  let chunk = ''
+  for (const team of await repository.teams(organizationId)) {
+    for (const entry of await repository.ofTeam(organizationId, team.id, team.members)) {
+      chunk += csvLines(entry)
+      if (chunk.length >= 65_536) {
+        yield chunk
+        chunk = ''
+      }
+    }
+  }
+  if (chunk !== '') yield chunk
+}
+
+function toEntry (entry: ReviewEntry): AccessReviewEntry {
+  return {
+    id: `${entry.team.id}:${entry.workspace.id}`,
+    type: 'access-review-entries',
+    attributes: {
+      access: entry.access!,
+      ...entry.permissions!,
+      grants: entry.grants.map(toGrant),
+      'team-name': entry.team.name,
+      'team-visibility': entry.team.visibility,
+      'team-members': entry.team.members,
+      'workspace-name': entry.workspace.name,
+      'project-name': entry.workspace.projectName
+    },
+    relationships: {
+      team: { data: { id: entry.team.id, type: 'teams' } },
+      workspace: { data: { id: entry.workspace.id, type: 'workspaces' } },
+      project: { data: { id: entry.workspace.projectId, type: 'projects' } }
+    }
+  }
+}
+
+const wantsCsv = (request: FastifyRequest): boolean => (request.headers.accept ?? '').toLowerCase().includes('text/csv')
+
+const accessReviewRoutes: FastifyPluginAsyncTypebox<{ repository: AccessReviewRepository, origin: (request: FastifyRequest) => string }> = async (app, { repository, origin }) => {
+  const prefix = app.prefix
+
+  app.get('/organizations/:organization/access-review', {
+    config: { csv: true },
+    schema: {
+      'x-team-access-extension': true,
+      tags: ['team-access'],
+      operationId: 'showAccessReview',
+      summary: "An organization's whole access, and why (extension)",
+      params: AccessReviewParams,
+      querystring: AccessReviewQuery,
+      security: [{ bearerToken: [] }],
+      produces: ['application/vnd.api+json', 'text/csv'],
+      response: accessReviewResponses,
+      description: "Every team of the organization with every workspace it holds any effective access on (owners, organization access, team-access rows, team-project rows), by team name, then workspace name, always paginated (default page 1, size 20): the level, each permission at its strongest, the grants, and the team's members. With `Accept: text/csv`: the whole organization, one row per user, team and workspace (a team with no member: one row with no username), streamed, as an attachment; page parameters do not apply. Owners only (the owners team's members and token, the organization token); 404 for anyone else, as for a missing organization. An extension, beyond HCP Terraform."
+    }
+  }, async (request, reply) => {
+    const { organization } = request.params
+    const { 'page[number]': number, 'page[size]': size, include } = request.query
+    noInclude(include)
+    if (impossibleId(organization)) throw notFound()
+    if (wantsCsv(request)) {
+      const found = await repository.organization(request.caller, organization)
+      if (found === undefined) throw notFound()
+      const date = new Date().toISOString().slice(0, 10)
+      return await reply.type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="${found.name}-access-review-${date}.csv"`)
+        .header('cache-control', 'no-store')
+        .send(Readable.from(csvOf(repository, found.id)))
+    }
+    const page = parsePage(number, size) ?? firstPage()
+    const linksFrom = origin(request)
+    const answer = await repository.page(request.caller, organization, page)
+    if (answer === undefined) throw notFound()
+    return paged(answer.entries.map(toEntry), page, answer.total, {
+      origin: linksFrom, path: `${prefix}/organizations/${encodeURIComponent(organization)}/access-review`, params: {}
+    })
+  })
+}
+
+export default accessReviewRoutes

@@ -1,0 +1,99 @@
+import t from 'tap'
+import { bearer, build, ENGINE } from '../helper.js'
+import { TOKENS, world } from '../fixtures/world.js'
+
+/**
+ * The access review (DESIGN §12.1), `GET /organizations/:org/access-review`: owners only (everyone
+ * else the 404 of a missing organization, byte for byte, as JSON:API and as CSV), every grant
+ * source, secret teams, entries equal to the workspaces' own effective-access answers, pagination,
+ * and the CSV — its header, one row per user, team and workspace, a formula-like value neutralised.
+ */
+const FORMULA_USER = '=HYPERLINK("http://x.example","click")'
+const seed = structuredClone(world) as any
+const acme = seed.organizations[0]
+seed.users.push({ id: 'user-formula', username: FORMULA_USER })
+acme.teams = acme.teams.map((team: any) => team.name === 'green'
+  ? { ...team, members: [FORMULA_USER] }
+  : team.name === 'managers'
+    ? { ...team, 'organization-access': { 'manage-workspaces': true, 'manage-projects': true } }
+    : team.name === 'readers' ? { ...team, 'organization-access': { 'read-workspaces': true, 'read-projects': true } } : team)
+acme.projects = [{ id: 'prj-platform', name: 'platform' }]
+acme.workspaces = acme.workspaces.map((workspace: any) => workspace.name === 'dev' ? { ...workspace, project: 'platform' } : workspace)
+acme['project-access'] = [{ id: 'tprj-green-platform', team: 'green', project: 'platform', access: 'maintain' }]
+
+const PATH = '/api/v2/organizations/acme/access-review'
+const CSV = { accept: 'text/csv' }
+
+t.test(`the access review (${ENGINE})`, async (t) => {
+  const app = await build(t, { seed })
+  const get = async (token: string, query = '', headers: Record<string, string> = {}) =>
+    await app.inject({ url: `${PATH}${query}`, headers: { ...bearer(token), ...headers } })
+
+  const all = await get(TOKENS.owner, '?page[size]=100')
+  t.equal(all.statusCode, 200)
+  t.match(all.headers['content-type'], /^application\/vnd\.api\+json/)
+  const entries = all.json().data as any[]
+  t.equal(all.json().meta.pagination['total-count'], entries.length)
+
+  // the same answer as the workspaces' own effective access (DESIGN §10.2), for every workspace
+  for (const workspace of ['ws-prod', 'ws-dev']) {
+    const own = (await app.inject({ url: `/api/v2/workspaces/${workspace}/effective-access`, headers: bearer(TOKENS.owner) })).json().data as any[]
+    const review = entries.filter((e) => e.relationships.workspace.data.id === workspace)
+    const strip = ({ 'team-name': _a, 'team-visibility': _b, 'team-members': _c, 'workspace-name': _d, 'project-name': _e, ...rest }: any) => rest
+    t.same(review.map((e) => [e.relationships.team.data.id, strip(e.attributes)]).sort(),
+      own.map((e) => [e.relationships.team.data.id, e.attributes]).sort(), `${workspace}: every team, level, permission and grant as its effective access says`)
+  }
+  const kinds = new Set(entries.flatMap((e) => e.attributes.grants.map((g: any) => g.kind)))
+  t.same([...kinds].sort(), ['organization-access.manage-projects', 'organization-access.manage-workspaces', 'organization-access.read-projects',
+    'organization-access.read-workspaces', 'owners', 'team-access', 'team-project'], 'every grant source')
+  t.ok(entries.some((e) => e.attributes['team-visibility'] === 'secret' && e.attributes['team-name'] === 'red'), 'secret teams, for owners')
+  t.match(entries.find((e) => e.id === 'team-green:ws-dev'), {
+    attributes: { access: 'admin', 'team-members': [FORMULA_USER], 'workspace-name': 'dev', 'project-name': 'platform', grants: [{ kind: 'team-project', 'team-project': 'tprj-green-platform', 'project-access': 'maintain' }] },
+    relationships: { project: { data: { id: 'prj-platform', type: 'projects' } } }
+  }, 'a project grant, with its project')
+  t.notOk(entries.some((e) => e.relationships.team.data.id === 'team-globex'), 'nothing of another organization')
+  const order = entries.map((e) => [e.attributes['team-name'], e.attributes['workspace-name']])
+  t.same(order, [...order].sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0), 'by team name, then workspace name')
+
+  // pages
+  const walked: any[] = []
+  let next: string | null = `${PATH}?page[number]=1&page[size]=3`
+  while (next !== null) {
+    const page: any = (await app.inject({ url: next.replace(/^https?:\/\/[^/]+/, ''), headers: bearer(TOKENS.owner) })).json()
+    walked.push(...page.data)
+    next = page.links.next
+  }
+  t.same(walked, entries, 'the pages, walked by their links, are the whole')
+  t.equal((await get(TOKENS.owner, '?page[size]=0')).statusCode, 422)
+
+  // who may: owners (a member of the owners team, its token, the organization token); anyone else the 404 of no organization
+  for (const token of [TOKENS.ownersTeam, TOKENS.organization]) t.same((await get(token, '?page[size]=100')).json().data, entries)
+  const missing = await get(TOKENS.owner, '', {})
+  const nowhere = await app.inject({ url: '/api/v2/organizations/nowhere/access-review', headers: bearer(TOKENS.owner) })
+  t.equal(nowhere.statusCode, 404)
+  t.equal(missing.statusCode, 200)
+  for (const [name, token] of Object.entries(TOKENS).filter(([name]) => !['owner', 'ownersTeam', 'organization'].includes(name))) {
+    for (const headers of [{}, CSV]) {
+      const refused = await get(token, '', headers)
+      t.equal(refused.statusCode, 404, `${name}: 404`)
+      t.equal(refused.body, nowhere.body, `${name}: the body of a missing organization`)
+    }
+  }
+  t.equal((await app.inject({ url: PATH })).statusCode, 401)
+
+  // CSV: the whole organization, one row per user, team and workspace
+  const csv = await get(TOKENS.owner, '', CSV)
+  t.equal(csv.statusCode, 200)
+  t.match(csv.headers['content-type'], /^text\/csv; charset=utf-8/)
+  t.match(csv.headers['content-disposition'], /^attachment; filename="acme-access-review-\d{4}-\d{2}-\d{2}\.csv"$/)
+  const lines = csv.body.split('\r\n')
+  t.equal(lines.pop(), '', 'every line ends with CRLF')
+  t.equal(lines[0], 'username,team,team_visibility,workspace,project,access,runs,variables,state_versions,sentinel_mocks,workspace_locking,run_tasks,granted_by')
+  const expected = entries.reduce((n, e) => n + Math.max(1, e.attributes['team-members'].length), 0)
+  t.equal(lines.length - 1, expected, 'one row per member of each entry\'s team (one for a team with none)')
+  t.ok(lines.includes('red-member,red,secret,prod,Default Project,custom,plan,none,none,none,true,false,team-access tws-red-prod'), 'a row as an auditor reads it')
+  const formula = lines.find((line) => line.includes('HYPERLINK'))!
+  t.ok(formula.startsWith('"\'=HYPERLINK(""http://x.example"",""click"")",green,organization,'), 'a formula-like value starts with a quote, inside a quoted field')
+  t.notOk(lines.slice(1).some((line) => /^[=+\-@]/.test(line) || /,[=+\-@]/.test(line)), 'no field starts as a formula')
+  t.same(new Set(lines.slice(1).map((line) => line.replace(/^"(?:[^"]|"")*"/, 'quoted').split(',')[1])), new Set(entries.map((e) => e.attributes['team-name'])), 'every team of the entries')
+})
