@@ -116,14 +116,17 @@ export class AccessReviewRepository {
     return rows.map((row) => ({ id: row.id, members: row.members ?? [] }))
   }
 
-  /** One team's entries (of the organization given), by workspace name: a CSV streams them team after team. */
-  async ofTeam (organizationId: string, teamId: string, members: string[]): Promise<ReviewEntry[]> {
-    const rows = await this.db.with('team_grants', (qc) => teamGrants(qc).where('teams.id', '=', teamId))
+  /**
+   * One team's entries (of the organization given), by workspace name, at most `limit` of them
+   * after the workspace `after` (its name and id): a CSV streams them team after team, a slice at a time.
+   */
+  async ofTeam (organizationId: string, teamId: string, members: string[], limit: number, after?: { name: string, id: string }): Promise<ReviewEntry[]> {
+    let reached = this.db.with('team_grants', (qc) => teamGrants(qc).where('teams.id', '=', teamId))
       .with('org', (qc) => qc.selectNoFrom(sql<string>`${organizationId}::text`.as('id')))
       .with('reached', (qc) => pairs(qc as QueryCreator<any>, 'org.id').innerJoin('org', 'org.id', 'tg.organization_id'))
       .selectFrom('reached as r').selectAll('r')
-      .orderBy('r.workspace_name').orderBy('r.workspace_id')
-      .execute()
+    if (after !== undefined) reached = reached.where(sql<boolean>`(r.workspace_name, r.workspace_id) > (${after.name}, ${after.id})`)
+    const rows = await reached.orderBy('r.workspace_name').orderBy('r.workspace_id').limit(limit).execute()
     return rows.map((row) => reviewEntryOf(row as unknown as PairRow, members))
   }
 }

@@ -42,17 +42,27 @@ function csvLines (entry: ReviewEntry): string {
   return users.map((username) => `${csvField(username)},${rest}\r\n`).join('')
 }
 
-/** The organization's CSV, team after team (one statement each), in chunks of about 64 KiB. */
+/** Workspaces a statement of the CSV reads for one team: what it holds in memory at once. */
+const SLICE = 500
+
+/** The organization's CSV, team after team, a slice of workspaces per statement, in chunks of about 64 KiB. */
 async function * csvOf (repository: AccessReviewRepository, organizationId: string): AsyncGenerator<string> {
   yield `${ACCESS_REVIEW_CSV_COLUMNS.join(',')}\r\n`
   let chunk = ''
   for (const team of await repository.teams(organizationId)) {
-    for (const entry of await repository.ofTeam(organizationId, team.id, team.members)) {
-      chunk += csvLines(entry)
-      if (chunk.length >= 65_536) {
-        yield chunk
-        chunk = ''
+    let after: { name: string, id: string } | undefined
+    for (;;) {
+      const entries = await repository.ofTeam(organizationId, team.id, team.members, SLICE, after)
+      for (const entry of entries) {
+        chunk += csvLines(entry)
+        if (chunk.length >= 65_536) {
+          yield chunk
+          chunk = ''
+        }
       }
+      if (entries.length < SLICE) break
+      const last = entries[entries.length - 1]!.workspace
+      after = { name: last.name, id: last.id }
     }
   }
   if (chunk !== '') yield chunk

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { bearer, build, ENGINE } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
+import { AccessReviewRepository } from '../../src/effective-access/access-review-repository.js'
 
 /**
  * The access review (DESIGN §12.1), `GET /organizations/:org/access-review`: owners only (everyone
@@ -95,5 +96,13 @@ t.test(`the access review (${ENGINE})`, async (t) => {
   const formula = lines.find((line) => line.includes('HYPERLINK'))!
   t.ok(formula.startsWith('"\'=HYPERLINK(""http://x.example"",""click"")",green,organization,'), 'a formula-like value starts with a quote, inside a quoted field')
   t.notOk(lines.slice(1).some((line) => /^[=+\-@]/.test(line) || /,[=+\-@]/.test(line)), 'no field starts as a formula')
+  // the CSV reads a team's workspaces a slice at a time: slices of one walk the same entries
+  const repository = new AccessReviewRepository(app.db)
+  const whole = await repository.ofTeam('org-acme', 'team-owners', ['owner'], 100)
+  const sliced = []
+  for (let after: { name: string, id: string } | undefined, slice = await repository.ofTeam('org-acme', 'team-owners', ['owner'], 1); slice.length > 0;
+    after = { name: slice[0]!.workspace.name, id: slice[0]!.workspace.id }, slice = await repository.ofTeam('org-acme', 'team-owners', ['owner'], 1, after)) sliced.push(...slice)
+  t.equal(whole.length, 2)
+  t.same(sliced, whole, 'slices of one workspace, walked, are the whole')
   t.same(new Set(lines.slice(1).map((line) => line.replace(/^"(?:[^"]|"")*"/, 'quoted').split(',')[1])), new Set(entries.map((e) => e.attributes['team-name'])), 'every team of the entries')
 })
