@@ -97,22 +97,16 @@ export const EffectiveAccessManyQuery = Type.Object({ caller: HostCaller, worksp
 export const ExplainWorkspaceQuery = Type.Object({ caller: HostCaller, workspaceId: DirectoryId })
 export const ExplainUserQuery = Type.Object({ caller: HostCaller, workspaceId: DirectoryId, username: DirectoryId })
 export const ExplainTeamQuery = Type.Object({ caller: HostCaller, teamId: DirectoryId, page: Type.Optional(HostPage) })
-export const SetWorkspaceAccessArguments = Type.Object({
+/** What an access set's call takes beside its target (a workspace's, a project's). */
+const setOptions = {
   caller: HostCaller,
-  workspaceId: DirectoryId,
-  entries: Type.Array(Type.Unknown(), { description: 'The complete set; each entry is checked by the rules of an access set.' }),
+  entries: Type.Array(Type.Unknown(), { description: 'The complete set; each entry is checked by the rules of its access set.' }),
   dryRun: Type.Optional(Type.Boolean()),
   ifMatch: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 }))
-})
-export const SetProjectAccessArguments = Type.Object({
-  caller: HostCaller,
-  projectId: DirectoryId,
-  entries: Type.Array(Type.Unknown(), { description: "The complete set; each entry is checked by the rules of a project's access set." }),
-  dryRun: Type.Optional(Type.Boolean()),
-  ifMatch: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-  requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 }))
-})
+}
+export const SetWorkspaceAccessArguments = Type.Object({ workspaceId: DirectoryId, ...setOptions })
+export const SetProjectAccessArguments = Type.Object({ projectId: DirectoryId, ...setOptions })
 
 /** Every schema of the directory's inputs, by name: compiled once, on first use. */
 export const DIRECTORY_SCHEMAS = {

@@ -190,26 +190,26 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
     explain: checkedExplain(explain),
     directory: directory(db),
     setWorkspaceAccess: async (input) => {
-      try {
-        validated('SetWorkspaceAccessArguments', input, 'input')
-      } catch (err) {
-        // the access set's own error, as every other refusal of this call
-        throw err instanceof DirectoryError ? new AccessSetError('invalid', err.message) : err
-      }
+      validatedSetArguments('SetWorkspaceAccessArguments', input)
       return forHost(await setWorkspaceAccess(repositories.accessSet, input))
     },
     setProjectAccess: async (input) => {
-      try {
-        validated('SetProjectAccessArguments', input, 'input')
-      } catch (err) {
-        throw err instanceof DirectoryError ? new AccessSetError('invalid', err.message) : err
-      }
+      validatedSetArguments('SetProjectAccessArguments', input)
       return await setProjectAccess(db, input)
     }
   } satisfies TeamAccessDecorator)
   await app.register(auditRetention, { db, retentionDays: options.auditRetentionDays ?? 0, everyMs: options.auditPurgeEveryMs })
   await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repositories, explain })
 }, { name: 'team-access', fastify: '5.x' })
+
+/** An access set's arguments checked before any statement; a bad one is the access set's own error, as every other refusal of the call. */
+function validatedSetArguments (name: 'SetWorkspaceAccessArguments' | 'SetProjectAccessArguments', input: unknown): void {
+  try {
+    validated(name, input, 'input')
+  } catch (err) {
+    throw err instanceof DirectoryError ? new AccessSetError('invalid', err.message) : err
+  }
+}
 
 /** `explain` for the host: each shape of question checked before it is asked. */
 function checkedExplain (explain: Explain): Explain {

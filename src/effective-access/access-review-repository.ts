@@ -1,14 +1,14 @@
-import { sql, type Kysely, type QueryCreator } from 'kysely'
-import type { Access } from '../../schemas/common.js'
+import { sql, type Kysely, type QueryCreator, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
-import { PERMISSION_COLUMN_NAMES, permissionsOf, type PermissionRow } from '../access/permission-columns.js'
+import { PERMISSION_COLUMN_NAMES } from '../access/permission-columns.js'
 import { teamGrants, withGrants } from '../access/grants.js'
 import { grantsOrganizationWide, isOwnerOf } from '../access/predicates.js'
-import { explainAccess, ORGANIZATION_GRANTS, type Explanation, type OrganizationGrantFlag, type OrganizationGrantFlags } from '../access/effective-access.js'
-import { PROJECT_GRANT_COLUMNS, projectGrantOf, type ProjectGrantRow } from '../access/project-permissions.js'
+import { explainAccess, ORGANIZATION_GRANTS, type Explanation } from '../access/effective-access.js'
+import { PROJECT_GRANT_COLUMNS } from '../access/project-permissions.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 import { table } from '../db/tables.js'
+import { teamGrantsOf, type GrantRow } from './effective-access-repository.js'
 
 /**
  * The access review (DESIGN §12.1): every team of an organization with every workspace it holds
@@ -23,7 +23,7 @@ export interface ReviewEntry extends Explanation {
   workspace: { id: string, name: string, projectId: string, projectName: string }
 }
 
-type PairRow = PermissionRow & ProjectGrantRow & { [F in OrganizationGrantFlag]: boolean | null } & {
+type PairRow = GrantRow & {
   team_id: string
   team_name: string
   visibility: 'secret' | 'organization'
@@ -31,26 +31,22 @@ type PairRow = PermissionRow & ProjectGrantRow & { [F in OrganizationGrantFlag]:
   workspace_name: string
   project_id: string
   project_name: string
-  row_id: string | null
-  access: Access | null
 }
 
 const FLAGS = ORGANIZATION_GRANTS.map((grant) => grant.flag)
 
 /** A row of `pairs` as its entry; `members` the team's usernames. */
 export function reviewEntryOf (row: PairRow, members: string[]): ReviewEntry {
-  const grants = {
-    teamId: row.team_id,
-    flags: Object.fromEntries(FLAGS.map((flag) => [flag, row[flag] === true])) as OrganizationGrantFlags,
-    row: row.row_id === null ? null : { id: row.row_id, access: row.access!, permissions: permissionsOf(row) },
-    projectRow: projectGrantOf(row)
-  }
   return {
     team: { id: row.team_id, name: row.team_name, visibility: row.visibility, members },
     workspace: { id: row.workspace_id, name: row.workspace_name, projectId: row.project_id, projectName: row.project_name },
-    ...explainAccess([grants])
+    ...explainAccess([teamGrantsOf(row)])
   }
 }
+
+/** The usernames of a team's members, sorted (null: none); `team` names the team id's column. */
+const membersOf = (team: string): RawBuilder<string[] | null> =>
+  sql<string[] | null>`(select array_agg(u.username order by u.username) from ${table.team_memberships} m join ${table.users} u on u.id = m.user_id where m.team_id = ${sql.ref(team)})`
 
 /**
  * Every (team, workspace) of the organization `organization` names (a column of the statement)
@@ -95,7 +91,7 @@ export class AccessReviewRepository {
         .orderBy('r.team_name').orderBy('r.team_id').orderBy('r.workspace_name').orderBy('r.workspace_id')
         .limit(page.size).offset((page.number - 1) * page.size).as('x'), (join) => join.onTrue())
       .selectAll('x')
-      .select(sql<string[] | null>`(select array_agg(u.username order by u.username) from ${table.team_memberships} m join ${table.users} u on u.id = m.user_id where m.team_id = x.team_id)`.as('members'))
+      .select(membersOf('x.team_id').as('members'))
       .select(sql<number | string>`(select count(*) from reached)`.as('total'))
       .orderBy('x.team_name').orderBy('x.team_id').orderBy('x.workspace_name').orderBy('x.workspace_id')
       .execute()
@@ -110,7 +106,7 @@ export class AccessReviewRepository {
   async teams (organizationId: string): Promise<Array<{ id: string, members: string[] }>> {
     const rows = await this.db.selectFrom('teams as t')
       .where('t.organization_id', '=', organizationId)
-      .select(['t.id', sql<string[] | null>`(select array_agg(u.username order by u.username) from ${table.team_memberships} m join ${table.users} u on u.id = m.user_id where m.team_id = t.id)`.as('members')])
+      .select(['t.id', membersOf('t.id').as('members')])
       .orderBy('t.name').orderBy('t.id')
       .execute()
     return rows.map((row) => ({ id: row.id, members: row.members ?? [] }))

@@ -36,7 +36,8 @@ export interface UserExplanation extends Explanation {
   workspace: WorkspaceName
 }
 
-type GrantRow = PermissionRow & ProjectGrantRow & { [F in OrganizationGrantFlag]: boolean | null } & {
+/** A team's grants on one workspace as a statement selects them: its flags, its row there, its row on the project. */
+export type GrantRow = PermissionRow & ProjectGrantRow & { [F in OrganizationGrantFlag]: boolean | null } & {
   team_id: string | null
   row_id: string | null
   access: Access | null
@@ -46,7 +47,7 @@ type GrantRow = PermissionRow & ProjectGrantRow & { [F in OrganizationGrantFlag]
 const FLAGS = ORGANIZATION_GRANTS.map((grant) => grant.flag)
 
 /** A team's grants on one workspace, from a row of the statements below. */
-const teamGrantsOf = (row: GrantRow): TeamGrants => ({
+export const teamGrantsOf = (row: GrantRow): TeamGrants => ({
   teamId: row.team_id!,
   flags: Object.fromEntries(FLAGS.map((flag) => [flag, row[flag] === true])) as OrganizationGrantFlags,
   row: row.row_id === null ? null : { id: row.row_id, access: row.access!, permissions: permissionsOf(row) },
