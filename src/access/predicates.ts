@@ -135,11 +135,12 @@ export const namesTeamOn = (teamId: string, visibility: string, organization: st
  * Whether the caller reads one team-access row (DESIGN §3 list, show): it reads the row's workspace
  * (`readsWorkspace`, the rule of `GET /workspaces/:id`), and there it sees the row's team — one
  * visible to the organization or its own — or administers the workspace (every row). A row on a
- * workspace the caller cannot read is not there for it, whatever the team.
+ * workspace the caller cannot read is not there for it, whatever the team. `project` names the
+ * workspace's project column when the statement has joined the workspace (as `readsWorkspace`).
  */
-export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string): RawBuilder<boolean> => sql<boolean>`(
-  ${readsWorkspace(workspace, organization)}
-  and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization)}))`
+export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string): RawBuilder<boolean> => sql<boolean>`(
+  ${readsWorkspace(workspace, organization, project)}
+  and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization, project)}))`
 
 /**
  * The team part of `readsRow` as a set, for a workspace the statement has already found the

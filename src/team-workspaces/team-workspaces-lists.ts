@@ -24,8 +24,12 @@ export const ROW_COLUMNS = ['id', 'team_id', 'workspace_id', 'access', ...PERMIS
  */
 export const linkNames = (workspaceId: string, organizationId: string) => [
   sql<string>`(select w.name from ${table.workspaces} w where w.id = ${sql.ref(workspaceId)})`.as('workspace_name'),
-  sql<string>`(select o.name from ${table.organizations} o where o.id = ${sql.ref(organizationId)})`.as('organization_name')
+  organizationName(organizationId)
 ] as const
+
+/** The organization's name for a row's links, by primary key. */
+export const organizationName = (organizationId: string) =>
+  sql<string>`(select o.name from ${table.organizations} o where o.id = ${sql.ref(organizationId)})`.as('organization_name')
 
 /**
  * The rows of a workspace the caller reads, optionally only those of one team: none, and no

@@ -6,7 +6,7 @@ import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../access/permission-columns.js'
 import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
 import { grantsOrganizationWide, isAdminOf, readsRow } from '../access/predicates.js'
-import { linkNames, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
+import { linkNames, organizationName, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
 import { ORGANIZATION_GRANTS, type OrganizationGrantFlags, type TeamGrants } from '../access/effective-access.js'
@@ -95,10 +95,12 @@ export class TeamWorkspacesRepository {
     const query = this.shapes.compile(`find:${caller.kind}`, [...callerValues(caller), id], ([who, token, rowId]) =>
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .selectFrom('team_workspaces as tw')
+        // the row's workspace by primary key: its name for the links, its project for the project grants
+        .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
         .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
-        .select(linkNames('tw.workspace_id', 'tw.organization_id'))
+        .select(['w.name as workspace_name', organizationName('tw.organization_id')])
         .where('tw.id', '=', rowId!)
-        .where(readsRow('tw.workspace_id', 'tw.organization_id', 'tw.team_id', 'tw.team_visibility')))
+        .where(readsRow('tw.workspace_id', 'tw.organization_id', 'tw.team_id', 'tw.team_visibility', 'w.project_id')))
     return (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
   }
 
