@@ -70,7 +70,8 @@ export const TeamShowQuery = Type.Object({ include: TeamInclude })
 export const ListTeamsQuery = Type.Object({
   ...PageQuery,
   include: TeamInclude,
-  'filter[names]': Type.Optional(Type.String({ description: 'Comma-separated team names: only teams of exactly these names.' }))
+  'filter[names]': Type.Optional(Type.String({ description: 'Comma-separated team names: only teams of exactly these names.' })),
+  'filter[own]': Type.Optional(Type.Literal('true', { description: "An extension: only the teams the caller acts through — a user token's teams, a team token's own team (an organization token acts through none). The access review's page draws a member's reach from them." }))
 })
 
 /** JSON:API's own `meta` member, and members clients may send that this service does not use, are accepted and ignored. */

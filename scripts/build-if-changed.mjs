@@ -14,10 +14,10 @@ import { fileURLToPath } from 'node:url'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const stamp = join(root, 'dist/.build-digest')
 // what `npm run build` reads: tsc's inputs (tsconfig.build.json), the bundle and snapshot steps
-const inputs = ['src', 'migrations', 'schemas', 'examples', 'bench', 'seeds', 'scripts/bundle.mjs',
+const inputs = ['src', 'ui', 'migrations', 'schemas', 'examples', 'bench', 'seeds', 'scripts/bundle.mjs',
   'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']
 // what the build writes and the start reads: a build that left any of them out is no build
-const outputs = ['dist/src/server.js', 'dist/src/bin.js', 'dist/src/index.js', 'dist/pglite']
+const outputs = ['dist/src/server.js', 'dist/src/bin.js', 'dist/src/index.js', 'dist/pglite', 'dist/ui/app.js']
 
 function files (path) {
   const full = join(root, path)

@@ -8,7 +8,7 @@
 // CLI's commands, pino-pretty), goes into dist/src/chunks/, named by a digest of the contents: the
 // same sources give the same bytes. Source maps beside each file (.map) lead back to src/.
 import { build } from 'esbuild'
-import { rmSync } from 'node:fs'
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 
@@ -56,3 +56,26 @@ if (result.errors.length > 0) process.exit(1)
 const outputs = Object.entries(result.metafile.outputs).filter(([file]) => !file.endsWith('.map'))
 const total = outputs.reduce((sum, [, output]) => sum + output.bytes, 0)
 console.log(`bundled dist/src/server.js and dist/src/bin.js: ${outputs.length} files, ${(total / 1048576).toFixed(1)} MB`)
+
+// The access review's page (DESIGN §12.2): ui/ for the browser, into dist/ui/ — its script and its
+// style, minified, and the HTML and the icon as written (the service serves the three, src/ui.ts)
+const ui = join(root, 'dist/ui')
+rmSync(ui, { recursive: true, force: true })
+mkdirSync(ui, { recursive: true })
+const page = await build({
+  absWorkingDir: root,
+  entryPoints: { app: 'ui/main.ts', style: 'ui/style.css' },
+  outdir: ui,
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: ['chrome110', 'firefox115', 'safari16'],
+  minify: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true
+})
+if (page.errors.length > 0) process.exit(1)
+for (const file of ['index.html', 'favicon.svg']) copyFileSync(join(root, 'ui', file), join(ui, file))
+const pageBytes = Object.values(page.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0)
+console.log(`bundled the page into dist/ui/: app.js and style.css, ${(pageBytes / 1024).toFixed(0)} kB`)

@@ -17,6 +17,7 @@ import { clientErrorHandler, createListener } from './listener.js'
 import { drainListener, type DrainOptions } from './shutdown.js'
 import { projectFile } from './project-file.js'
 import { DOCS_PATH, registerDocsUi, registerOpenApi } from './docs.js'
+import { registerUi, UI_PATH } from './ui.js'
 import teamAccess from './plugin.js'
 import { buildSerializerOncePerSchema } from './validation.js'
 
@@ -175,6 +176,7 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     ...(redis === undefined ? {} : { rateLimitRedis: redis.client })
   })
   await registerDocsUi(app)
+  await registerUi(app, { path: UI_PATH, apiBase: API_PREFIX })
   // Shutdown (DESIGN §5): from here /readyz answers 503; the listener takes and answers what is
   // queued for it until connections stop arriving, then closes; Fastify then waits for the
   // requests in flight, and only then do the onClose hooks close the database.

@@ -8,6 +8,7 @@ import { connect, type DatabaseLocation } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { inSchema } from './db/tables.js'
 import { migrate as applyMigrations } from './db/migrate.js'
+import { registerUi, UI_PATH } from './ui.js'
 import authentication, { type Authenticate } from './auth/authentication.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import admission, { type AdmissionOptions } from './limits/admission.js'
@@ -100,6 +101,11 @@ export interface TeamAccessOptions {
    * the prefix — for the host's own docs page (swagger-ui or any other). Default false.
    */
   openapi?: boolean
+  /**
+   * Serve the access review's page (DESIGN §12.2) at `<prefix>/ui/` (no token needed to load it;
+   * the person pastes one). Default false.
+   */
+  ui?: boolean
 }
 
 /** What the plugin adds to the host: the question a host asks on every request of its own. */
@@ -245,6 +251,8 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     const prefix = options.prefix ?? ''
     app.get('/openapi.json', { schema: { hide: true } }, async () => await openApiUnder(prefix))
   }
+
+  if (options.ui === true) await registerUi(app, { path: UI_PATH, apiBase: options.prefix ?? '' })
 
   // go-tfe calls this on start to learn the API version; it needs no token.
   app.get('/ping', {

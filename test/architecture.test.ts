@@ -23,7 +23,7 @@ const LAYERS: string[][] = [
   ['directory/'],
   // the resources: routes and their reads; none imports another
   ['teams/', 'tokens/', 'team-workspaces/', 'workspaces/', 'effective-access/', 'projects/', 'limits/'],
-  ['config.ts', 'metrics.ts', 'shutdown.ts', 'docs.ts'],
+  ['config.ts', 'metrics.ts', 'shutdown.ts', 'docs.ts', 'ui.ts'],
   ['listener.ts', 'load-shedding.ts'],
   ['plugin.ts'],
   ['app.ts'],

@@ -4,7 +4,7 @@ import type { Database, ManagedBy } from '../db/database.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { ORGANIZATION_ACCESS_COLUMN_NAMES, type OrganizationAccessColumn } from '../access/organization-access.js'
 import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
-import { isMemberOf, readsTeam, teamPermissions } from '../access/predicates.js'
+import { actsThrough, isMemberOf, readsTeam, teamPermissions } from '../access/predicates.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 import { table } from '../db/tables.js'
@@ -82,18 +82,20 @@ export class TeamsRepository {
 
   /**
    * A page of the organization's teams the caller may read, by name, and how many there are;
-   * `names` keeps only teams of exactly those names. Undefined when the organization does not
+   * `names` keeps only teams of exactly those names, `own` only the teams the caller acts through
+   * (its memberships, a team token's team). Undefined when the organization does not
    * exist or the caller is no member of it.
    */
-  async list (caller: Caller, organization: string, page: PageRequest, names?: string[]): Promise<{ rows: TeamView[], total: number } | undefined> {
+  async list (caller: Caller, organization: string, page: PageRequest, names?: string[], own = false): Promise<{ rows: TeamView[], total: number } | undefined> {
     const values = [...callerValues(caller), organization, page.size, (page.number - 1) * page.size, ...(names === undefined ? [] : [names])]
-    const query = this.shapes.compile(`list:${caller.kind}:${names === undefined ? 'all' : 'names'}`, values, ([who, token, org, limit, offset, only]) =>
+    const query = this.shapes.compile(`list:${caller.kind}:${names === undefined ? 'all' : 'names'}:${own ? 'own' : 'readable'}`, values, ([who, token, org, limit, offset, only]) =>
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('org', (qc) => qc.selectFrom('organizations').select('id').where('name', '=', org!).where(isMemberOf('organizations.id')))
         .with('matching', (qc) => {
           const inOrganization = qc.selectFrom('teams as t').select(['t.id', 't.name'])
             .where(readsTeam('t.id', 't.visibility', 't.organization_id'))
             .where('t.organization_id', '=', sql<string>`(select id from org)`)
+            .where(own ? actsThrough('t.id') : sql<boolean>`true`)
           return only === undefined ? inOrganization : inOrganization.where(sql<boolean>`t.name = any(${only}::text[])`)
         })
         .selectFrom('org')

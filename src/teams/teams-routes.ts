@@ -57,18 +57,18 @@ const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origi
   })
 
   app.get('/organizations/:organization/teams', {
-    schema: { tags, operationId: 'listTeams', summary: "List an organization's teams", params: OrganizationParams, querystring: ListTeamsQuery, security, produces, response: teamResponses.list, description: 'The teams of the organization the caller may see, by name, always paginated (default page 1, size 20); filter[names] keeps teams of exactly those comma-separated names (data "tfe_team"). 404: no such organization, or the caller is no member of it.' }
+    schema: { tags, operationId: 'listTeams', summary: "List an organization's teams", params: OrganizationParams, querystring: ListTeamsQuery, security, produces, response: teamResponses.list, description: 'The teams of the organization the caller may see, by name, always paginated (default page 1, size 20); filter[names] keeps teams of exactly those comma-separated names (data "tfe_team"); filter[own]=true (an extension) only the teams the caller acts through. 404: no such organization, or the caller is no member of it.' }
   }, async (request) => {
-    const { 'page[number]': number, 'page[size]': size, 'filter[names]': filter, include } = request.query
+    const { 'page[number]': number, 'page[size]': size, 'filter[names]': filter, 'filter[own]': own, include } = request.query
     const withUsers = includesUsers(include)
     const page = parsePage(number, size) ?? firstPage()
     const linksFrom = origin(request)
     const { organization } = request.params
     const names = filter === undefined ? undefined : filter.split(',').map((name) => name.trim()).filter((name) => name !== '')
-    const result = impossibleId(organization) ? undefined : await repository.list(request.caller, organization, page, names)
+    const result = impossibleId(organization) ? undefined : await repository.list(request.caller, organization, page, names, own === 'true')
     if (result === undefined) throw notFound()
     const document = paged(result.rows.map((row) => toTeamResource(row, prefix)), page, result.total, {
-      origin: linksFrom, path: `${prefix}/organizations/${encodeURIComponent(organization)}/teams`, params: filter === undefined ? {} : { 'filter[names]': filter }
+      origin: linksFrom, path: `${prefix}/organizations/${encodeURIComponent(organization)}/teams`, params: { ...(filter === undefined ? {} : { 'filter[names]': filter }), ...(own === undefined ? {} : { 'filter[own]': own }) }
     })
     return withUsers ? { data: document.data, included: includedUsers(result.rows), meta: document.meta, links: document.links } : document
   })

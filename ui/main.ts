@@ -1,0 +1,402 @@
+// The access review's page (DESIGN §12.2): an organization's teams × workspaces, each cell the
+// team's effective access on the workspace, coloured by level, with why and the recent audit events
+// a click (or Enter) away. Everything it shows comes from the API, with the token the person pasted:
+// an owner's token reads the access review (§12.1), anyone else's their own teams' effective access
+// (§10.2). The token lives in sessionStorage only and leaves the page only as a header.
+
+const API = document.querySelector<HTMLMetaElement>('meta[name="api-base"]')!.content
+const TOKEN_KEY = 'team-access:token'
+const ORGANIZATION_KEY = 'team-access:organization'
+type Level = 'admin' | 'write' | 'plan' | 'read' | 'custom'
+const LETTER: Record<Level, string> = { admin: 'A', write: 'W', plan: 'P', read: 'R', custom: 'C' }
+
+interface Grant { kind: string, access: string, team: string, 'team-workspace'?: string, 'team-project'?: string, project?: string, 'project-access'?: string }
+interface Cell { access: Level, attributes: Record<string, unknown>, grants: Grant[] }
+interface Team { id: string, name: string, visibility: string, members: string[] }
+interface Workspace { id: string, name: string, project: string }
+interface World { owner: boolean, organization: string, teams: Team[], workspaces: Workspace[], projects: Map<string, string>, cells: Map<string, Map<string, Cell>> }
+
+interface Resource { id: string, type: string, attributes: Record<string, any>, relationships?: Record<string, any> }
+interface ListDocument { data: Resource[], included?: Resource[], meta?: { pagination?: { 'total-pages': number } } }
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T
+
+class ApiError extends Error {
+  constructor (readonly status: number, message: string) { super(message) }
+}
+
+function token (): string | null { return sessionStorage.getItem(TOKEN_KEY) }
+
+/** A request to the API with the token as a header: never in a URL, a cookie or a referrer. */
+async function api (path: string, accept = 'application/vnd.api+json'): Promise<Response> {
+  const response = await fetch(`${API}${path}`, {
+    headers: { Authorization: `Bearer ${token() ?? ''}`, Accept: accept },
+    credentials: 'omit',
+    cache: 'no-store',
+    referrerPolicy: 'no-referrer'
+  })
+  if (!response.ok) {
+    let detail = response.statusText
+    try {
+      const body = await response.json() as { errors?: Array<{ title?: string, detail?: string }> }
+      detail = body.errors?.[0]?.detail ?? body.errors?.[0]?.title ?? detail
+    } catch {}
+    throw new ApiError(response.status, detail)
+  }
+  return response
+}
+
+const json = async <T>(path: string): Promise<T> => await (await api(path)).json() as T
+
+/** Every page of a list (100 a page), the first alone, then the rest four at a time. */
+async function all (path: string): Promise<{ data: Resource[], included: Resource[] }> {
+  const pageOf = (n: number) => `${path}${path.includes('?') ? '&' : '?'}page%5Bsize%5D=100&page%5Bnumber%5D=${n}`
+  const first = await json<ListDocument>(pageOf(1))
+  const pages = first.meta?.pagination?.['total-pages'] ?? 1
+  const rest: ListDocument[] = []
+  let next = 2
+  const worker = async (): Promise<void> => {
+    while (next <= pages) {
+      const n = next++
+      rest[n - 2] = await json<ListDocument>(pageOf(n))
+    }
+  }
+  await Promise.all([worker(), worker(), worker(), worker()])
+  const documents = [first, ...rest]
+  return { data: documents.flatMap((d) => d.data), included: documents.flatMap((d) => d.included ?? []) }
+}
+
+const org = (organization: string) => `/organizations/${encodeURIComponent(organization)}`
+
+/** The teams of a list with `include=users`: their members by username. */
+function teamsOf (list: { data: Resource[], included: Resource[] }): Team[] {
+  const usernames = new Map(list.included.filter((r) => r.type === 'users').map((r) => [r.id, String(r.attributes.username)]))
+  return list.data.map((t) => ({
+    id: t.id,
+    name: String(t.attributes.name),
+    visibility: String(t.attributes.visibility),
+    members: ((t.relationships?.users?.data ?? []) as Array<{ id: string }>).map((u) => usernames.get(u.id) ?? u.id).sort()
+  }))
+}
+
+function setCell (cells: World['cells'], teamId: string, workspaceId: string, attributes: Record<string, any>): void {
+  let row = cells.get(teamId)
+  if (row === undefined) cells.set(teamId, row = new Map())
+  row.set(workspaceId, { access: attributes.access as Level, attributes, grants: attributes.grants as Grant[] })
+}
+
+/**
+ * The world as this token may read it. An owner: the access review (every team's effective
+ * access), every team and workspace. Anyone else (the access review answers 404): the teams the
+ * token acts through, each team's effective access, and the workspaces the token reads.
+ */
+async function load (organization: string): Promise<World> {
+  const cells: World['cells'] = new Map()
+  let owner = true
+  let review: Resource[] = []
+  try {
+    review = (await all(`${org(organization)}/access-review`)).data
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 404) throw err
+    owner = false
+  }
+  const [teamList, workspaceList, projectList] = await Promise.all([
+    all(`${org(organization)}/teams?include=users${owner ? '' : '&filter%5Bown%5D=true'}`),
+    all(`${org(organization)}/workspaces`),
+    all(`${org(organization)}/projects`).catch(() => ({ data: [], included: [] }))
+  ])
+  const teams = teamsOf(teamList)
+  if (owner) {
+    for (const entry of review) setCell(cells, entry.relationships!.team.data.id, entry.relationships!.workspace.data.id, entry.attributes)
+  } else {
+    for (const team of teams) {
+      for (const entry of (await all(`/teams/${encodeURIComponent(team.id)}/effective-access`)).data) {
+        setCell(cells, team.id, entry.relationships!.workspace.data.id, entry.attributes)
+      }
+    }
+  }
+  const projects = new Map(projectList.data.map((p) => [p.id, String(p.attributes.name)]))
+  // a member reads a workspace through a row there without reading its project (DESIGN §11.3): its id stands for its name
+  for (const w of workspaceList.data) {
+    const id = String(w.relationships?.project?.data?.id ?? '')
+    if (!projects.has(id)) projects.set(id, id)
+  }
+  const workspaces = workspaceList.data.map((w) => ({ id: w.id, name: String(w.attributes.name), project: String(w.relationships?.project?.data?.id ?? '') }))
+  return { owner, organization, teams, workspaces, projects, cells }
+}
+
+// ── drawing ──────────────────────────────────────────────────────────────────────────────────
+
+const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+interface View { teams: Team[], workspaces: Workspace[], level: string }
+let world: World | undefined
+let view: View = { teams: [], workspaces: [], level: '' }
+let active = { row: 0, column: 0 }
+
+/** What the filters leave: a user's teams, a project's workspaces, one level's cells (and the rows and columns that hold one). */
+function filtered (w: World): View {
+  const user = $<HTMLInputElement>('filter-user').value.trim()
+  const project = $<HTMLSelectElement>('filter-project').value
+  const level = $<HTMLSelectElement>('filter-level').value
+  let teams = user === '' ? w.teams : w.teams.filter((t) => t.members.includes(user))
+  const projectName = (id: string) => w.projects.get(id) ?? id
+  let workspaces = (project === '' ? w.workspaces : w.workspaces.filter((ws) => ws.project === project))
+    .slice().sort((a, b) => projectName(a.project).localeCompare(projectName(b.project)) || a.project.localeCompare(b.project) || a.name.localeCompare(b.name))
+  if (level !== '') {
+    const holds = (t: Team, ws: Workspace) => w.cells.get(t.id)?.get(ws.id)?.access === level
+    teams = teams.filter((t) => workspaces.some((ws) => holds(t, ws)))
+    workspaces = workspaces.filter((ws) => teams.some((t) => holds(t, ws)))
+  }
+  return { teams, workspaces, level }
+}
+
+function draw (): void {
+  const w = world!
+  view = filtered(w)
+  const { teams, workspaces, level } = view
+  const html: string[] = []
+  // the first row: the projects, each over its workspaces
+  html.push('<thead><tr class="projects" role="row"><th class="corner" rowspan="2" role="columnheader">Team</th>')
+  for (let i = 0; i < workspaces.length;) {
+    let j = i
+    while (j < workspaces.length && workspaces[j]!.project === workspaces[i]!.project) j++
+    const name = w.projects.get(workspaces[i]!.project) ?? workspaces[i]!.project
+    html.push(`<th colspan="${j - i}" role="columnheader" scope="colgroup" title="${escapeHtml(name)}"><span>${escapeHtml(name)}</span></th>`)
+    i = j
+  }
+  html.push('</tr><tr class="workspaces" role="row">')
+  for (const ws of workspaces) html.push(`<th role="columnheader" scope="col" title="${escapeHtml(ws.name)}"><span>${escapeHtml(ws.name)}</span></th>`)
+  html.push('</tr></thead><tbody>')
+  let first: { row: number, column: number } | undefined
+  teams.forEach((team, r) => {
+    const row = w.cells.get(team.id)
+    const secret = team.visibility === 'secret' ? '<span class="badge">secret</span>' : ''
+    html.push(`<tr role="row"><th role="rowheader" scope="row">${escapeHtml(team.name)}${secret}<span class="count">${team.members.length} ${team.members.length === 1 ? 'member' : 'members'}</span></th>`)
+    workspaces.forEach((ws, c) => {
+      const cell = row?.get(ws.id)
+      if (cell === undefined || (level !== '' && cell.access !== level)) {
+        html.push('<td role="gridcell" tabindex="-1"></td>')
+      } else {
+        first ??= { row: r, column: c }
+        html.push(`<td role="gridcell" tabindex="-1" class="l-${cell.access}" data-a="${cell.access}" aria-label="${escapeHtml(`${team.name} on ${ws.name}: ${cell.access}`)}">${LETTER[cell.access]}</td>`)
+      }
+    })
+    html.push('</tr>')
+  })
+  html.push('</tbody>')
+  const table = $<HTMLTableElement>('matrix')
+  table.innerHTML = html.join('')
+  table.setAttribute('aria-rowcount', String(teams.length + 2))
+  table.setAttribute('aria-colcount', String(workspaces.length + 1))
+  active = first ?? { row: 0, column: 0 }
+  const start = cellAt(active.row, active.column)
+  if (start !== undefined) start.tabIndex = 0
+  const reach = teams.reduce((n, t) => n + workspaces.filter((ws) => w.cells.get(t.id)?.has(ws.id) === true && (level === '' || w.cells.get(t.id)?.get(ws.id)?.access === level)).length, 0)
+  const user = $<HTMLInputElement>('filter-user').value.trim()
+  $('summary').textContent = `${teams.length} ${teams.length === 1 ? 'team' : 'teams'} × ${workspaces.length} ${workspaces.length === 1 ? 'workspace' : 'workspaces'}, ${reach} with access` +
+    (user === '' ? '' : ` — ${user} is in ${teams.length} of them`)
+  table.dataset.drawn = String(Date.now())
+}
+
+const cellAt = (row: number, column: number): HTMLTableCellElement | undefined =>
+  $<HTMLTableElement>('matrix').tBodies[0]?.rows[row]?.cells[column + 1]
+
+/** The grid's one tab stop moves with the arrow keys (WAI-ARIA's grid pattern). */
+function moveTo (row: number, column: number): void {
+  if (view.teams.length === 0 || view.workspaces.length === 0) return
+  row = Math.max(0, Math.min(view.teams.length - 1, row))
+  column = Math.max(0, Math.min(view.workspaces.length - 1, column))
+  const from = cellAt(active.row, active.column)
+  if (from !== undefined) from.tabIndex = -1
+  active = { row, column }
+  const to = cellAt(row, column)!
+  to.tabIndex = 0
+  to.focus()
+}
+
+function onGridKey (event: KeyboardEvent): void {
+  const { row, column } = active
+  const moves: Record<string, [number, number]> = {
+    ArrowUp: [row - 1, column],
+    ArrowDown: [row + 1, column],
+    ArrowLeft: [row, column - 1],
+    ArrowRight: [row, column + 1],
+    Home: [row, 0],
+    End: [row, view.workspaces.length - 1],
+    PageUp: [row - 10, column],
+    PageDown: [row + 10, column]
+  }
+  const move = moves[event.key]
+  if (move !== undefined) {
+    event.preventDefault()
+    moveTo(move[0], move[1])
+  } else if (event.key === 'Enter' || event.key === ' ') {
+    event.preventDefault()
+    openWhy(row, column)
+  }
+}
+
+function onGridClick (event: MouseEvent): void {
+  const td = (event.target as HTMLElement).closest('td')
+  if (td === null) return
+  const row = (td.parentElement as HTMLTableRowElement).sectionRowIndex
+  const column = td.cellIndex - 1
+  moveTo(row, column)
+  openWhy(row, column)
+}
+
+// ── why ──────────────────────────────────────────────────────────────────────────────────────
+
+const PERMISSIONS = ['runs', 'variables', 'state-versions', 'sentinel-mocks', 'workspace-locking', 'run-tasks'] as const
+
+function grantInWords (grant: Grant, teams: Map<string, Team>, projects: Map<string, string>): string {
+  const team = teams.get(grant.team)?.name ?? grant.team
+  switch (grant.kind) {
+    case 'owners': return `${team} is the owners team: admin on every workspace`
+    case 'team-access': return `${team}'s team access on this workspace (${grant['team-workspace'] ?? ''}): ${grant.access}`
+    case 'team-project': return `${team}'s access to the project ${projects.get(grant.project ?? '') ?? grant.project ?? ''} (${grant['team-project'] ?? ''}, ${grant['project-access'] ?? ''}): ${grant.access} on its workspaces`
+    default: return `${team}'s organization access ${grant.kind.replace('organization-access.', '')}: ${grant.access} on every workspace`
+  }
+}
+
+function openWhy (row: number, column: number): void {
+  const w = world!
+  const team = view.teams[row]
+  const ws = view.workspaces[column]
+  if (team === undefined || ws === undefined) return
+  const cell = w.cells.get(team.id)?.get(ws.id)
+  const teams = new Map(w.teams.map((t) => [t.id, t]))
+  $('why-title').textContent = `${team.name} on ${ws.name}`
+  const body = $('why-body')
+  if (cell === undefined) {
+    body.innerHTML = `<p>${escapeHtml(team.name)} has no access to ${escapeHtml(ws.name)}.</p>`
+  } else {
+    const permissions = PERMISSIONS.map((p) => `<dt>${p}</dt><dd>${escapeHtml(String(cell.attributes[p] ?? ''))}</dd>`).join('')
+    body.innerHTML = `<dl><dt>level</dt><dd><span class="cell-key l-${cell.access}">${LETTER[cell.access]}</span> ${cell.access}</dd>${permissions}</dl>` +
+      `<h3>Why</h3><ul class="grants">${cell.grants.map((g) => `<li data-kind="${escapeHtml(g.kind)}">${escapeHtml(grantInWords(g, teams, w.projects))}</li>`).join('')}</ul>` +
+      `<p class="hint">Members: ${team.members.length === 0 ? 'none' : escapeHtml(team.members.join(', '))}</p>`
+  }
+  const panel = $('why')
+  panel.hidden = false
+  panel.focus()
+  void showEvents(team, ws, cell)
+}
+
+function closeWhy (): void {
+  $('why').hidden = true
+  cellAt(active.row, active.column)?.focus()
+}
+
+interface AuditEvent { timestamp: string, auth: { description: string }, resource: { id: string, type: string, action: string, meta: Record<string, string | undefined> } }
+
+/**
+ * The audit trail's latest events about this team's access here: on the workspace for this team, on
+ * the team-project rows behind the cell, on the team itself. Only an organization token reads the
+ * trail (DESIGN §8); anyone else is told so.
+ */
+async function showEvents (team: Team, ws: Workspace, cell: Cell | undefined): Promise<void> {
+  const target = $('why-events')
+  target.textContent = 'Loading…'
+  try {
+    const first = await json<{ pagination: { total_pages: number } }>('/organization/audit-trail?page%5Bsize%5D=1000')
+    const last = first.pagination.total_pages
+    const pages = await Promise.all([last - 1, last].filter((n) => n >= 1).map(async (n) =>
+      await json<{ data: AuditEvent[] }>(`/organization/audit-trail?page%5Bsize%5D=1000&page%5Bnumber%5D=${n}`)))
+    const rows = new Set((cell?.grants ?? []).flatMap((g) => [g['team-project'], g['team-workspace']]).filter((id): id is string => id !== undefined))
+    const about = (e: AuditEvent) => (e.resource.id === ws.id && e.resource.meta.team === team.name) || rows.has(e.resource.id) || e.resource.id === team.id
+    const events = pages.flatMap((p) => p.data).filter(about).reverse().slice(0, 10)
+    target.innerHTML = events.length === 0
+      ? '<p>No recent events about this access.</p>'
+      : `<ul class="events">${events.map((e) => `<li><time datetime="${escapeHtml(e.timestamp)}">${escapeHtml(e.timestamp.replace('T', ' ').slice(0, 19))}</time> ${escapeHtml(e.resource.action)} by ${escapeHtml(e.auth.description)}${e.resource.meta.permissions === undefined ? '' : ` — ${escapeHtml(e.resource.meta.permissions)}`}</li>`).join('')}</ul>`
+  } catch (err) {
+    target.innerHTML = err instanceof ApiError && err.status === 404
+      ? '<p>Only the organization\'s own token reads the audit trail.</p>'
+      : `<p class="error">${escapeHtml((err as Error).message)}</p>`
+  }
+}
+
+// ── the CSV ──────────────────────────────────────────────────────────────────────────────────
+
+async function downloadCsv (): Promise<void> {
+  const response = await api(`${org(world!.organization)}/access-review`, 'text/csv')
+  const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'access-review.csv'
+  const url = URL.createObjectURL(await response.blob())
+  const link = document.createElement('a')
+  link.href = url
+  link.download = name
+  document.body.append(link)
+  link.click()
+  link.remove()
+  setTimeout(() => URL.revokeObjectURL(url), 10_000)
+}
+
+// ── sign-in and start ────────────────────────────────────────────────────────────────────────
+
+async function show (organization: string): Promise<void> {
+  $('summary').textContent = 'Loading…'
+  const [loaded, account] = await Promise.all([
+    load(organization),
+    json<{ data: Resource }>('/account/details').then((d) => String(d.data.attributes.username)).catch(() => undefined)
+  ])
+  world = loaded
+  $('who').textContent = `${organization} · ${account === undefined ? 'a team or organization token' : `signed in as ${account}`}`
+  $('review-title').textContent = world.owner ? `Everyone's access in ${organization}` : `Your teams' access in ${organization}`
+  $('download-csv').hidden = !world.owner
+  const usernames = [...new Set(world.teams.flatMap((t) => t.members))].sort()
+  $('usernames').innerHTML = usernames.map((u) => `<option value="${escapeHtml(u)}"></option>`).join('')
+  const projectIds = [...new Set(world.workspaces.map((ws) => ws.project))]
+    .sort((a, b) => (world!.projects.get(a) ?? a).localeCompare(world!.projects.get(b) ?? b))
+  $('filter-project').innerHTML = '<option value="">All projects</option>' +
+    projectIds.map((id) => `<option value="${escapeHtml(id)}">${escapeHtml(world!.projects.get(id) ?? id)}</option>`).join('')
+  $('sign-in').hidden = true
+  $('sign-out').hidden = false
+  $('review').hidden = false
+  draw()
+}
+
+function signedOut (message = ''): void {
+  sessionStorage.removeItem(TOKEN_KEY)
+  $('review').hidden = true
+  $('why').hidden = true
+  $('sign-out').hidden = true
+  $('sign-in').hidden = false
+  $('who').textContent = ''
+  $('sign-in-error').textContent = message
+}
+
+async function start (organization: string): Promise<void> {
+  try {
+    await show(organization)
+  } catch (err) {
+    signedOut(err instanceof ApiError && err.status === 401
+      ? 'The service does not accept this token.'
+      : err instanceof ApiError && err.status === 404
+        ? `No organization ${organization} that this token may read.`
+        : `The page could not load: ${(err as Error).message}`)
+  }
+}
+
+$('sign-in').addEventListener('submit', (event) => {
+  event.preventDefault()
+  const tokenInput = $<HTMLInputElement>('token')
+  const organization = $<HTMLInputElement>('organization').value.trim()
+  sessionStorage.setItem(TOKEN_KEY, tokenInput.value.trim())
+  sessionStorage.setItem(ORGANIZATION_KEY, organization)
+  tokenInput.value = ''
+  void start(organization)
+})
+$('sign-out').addEventListener('click', () => signedOut())
+let typing: ReturnType<typeof setTimeout> | undefined
+$('filter-user').addEventListener('input', () => { clearTimeout(typing); typing = setTimeout(draw, 150) })
+$('filter-project').addEventListener('change', draw)
+$('filter-level').addEventListener('change', draw)
+$('download-csv').addEventListener('click', () => { void downloadCsv().catch((err: Error) => { $('summary').textContent = `The CSV could not download: ${err.message}` }) })
+$('matrix').addEventListener('keydown', onGridKey)
+$('matrix').addEventListener('click', onGridClick)
+$('why-close').addEventListener('click', closeWhy)
+$('why').addEventListener('keydown', (event) => { if (event.key === 'Escape') closeWhy() })
+
+const remembered = sessionStorage.getItem(ORGANIZATION_KEY)
+if (remembered !== null) $<HTMLInputElement>('organization').value = remembered
+if (token() !== null && remembered !== null) void start(remembered)
