@@ -34,9 +34,9 @@ export const AccessReviewEntry = Type.Object({
 
 export const AccessReviewDocument = Type.Object({
   data: Type.Array(AccessReviewEntry),
-  meta: Type.Object({ pagination: PaginationMeta }),
-  links: PaginationLinks
-}, { description: 'A page of the entries, by team name, then workspace name.' })
+  meta: Type.Optional(Type.Object({ pagination: PaginationMeta }, { description: 'Only on a page.' })),
+  links: Type.Optional(PaginationLinks)
+}, { description: 'The entries, by team name, then workspace name: with page[number] or page[size] a page (with meta.pagination and links), without either every entry, streamed.' })
 
 export const AccessReviewParams = Type.Object({ organization: Type.String({ description: "The organization's name." }) })
 export const AccessReviewQuery = Type.Object(PageQuery)

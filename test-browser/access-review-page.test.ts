@@ -65,7 +65,7 @@ t.test('the access review page', async (t) => {
     for (const kind of ['team-project', 'team-access', 'organization-access.read-workspaces', 'owners']) {
       const entry = review.find((e) => e.attributes.grants.some((g: any) => g.kind === kind))
       if (entry === undefined) { t.fail(`the world has a grant of kind ${kind}`); continue }
-      await page.click(`#matrix td[aria-label="${entry.attributes['team-name'] as string} on ${entry.attributes['workspace-name'] as string}: ${entry.attributes.access as string}"]`)
+      await page.click(`#matrix [aria-label="${entry.attributes['team-name'] as string} on ${entry.attributes['workspace-name'] as string}: ${entry.attributes.access as string}"]`)
       await page.waitForSelector('#why:not([hidden])')
       t.equal(await page.textContent('#why-title'), `${entry.attributes['team-name'] as string} on ${entry.attributes['workspace-name'] as string}`)
       t.same(await page.$$eval('#why-body .grants li', (items) => items.map((item) => item.getAttribute('data-kind'))), entry.attributes.grants.map((g: any) => g.kind), `why names the grants (${kind})`)
@@ -90,7 +90,7 @@ t.test('the access review page', async (t) => {
     t.same((await readMatrix(page)).teams, teams.filter((team) => team.members.includes(someone)).map((team) => team.name).sort(), `the user filter keeps ${someone}'s teams`)
     await page.fill('#filter-user', '')
     await page.selectOption('#filter-level', 'admin')
-    await page.waitForFunction(() => [...document.querySelectorAll('#matrix td[data-a]')].every((td) => td.getAttribute('data-a') === 'admin'))
+    await page.waitForFunction(() => [...document.querySelectorAll('#matrix [data-a]')].every((td) => td.getAttribute('data-a') === 'admin'))
     const admins = await readMatrix(page)
     t.same(admins.cells, Object.fromEntries(Object.entries(expected).filter(([, level]) => level === 'admin')), 'the level filter keeps the admin cells')
     await page.selectOption('#filter-level', '')
@@ -98,7 +98,7 @@ t.test('the access review page', async (t) => {
     if (process.env.SCREENSHOTS !== undefined) {
       // the matrix from its top, with one cell's why open
       const entry = review.find((e) => e.attributes.grants.length > 1) ?? review[0]
-      await page.click(`#matrix td[aria-label="${entry.attributes['team-name'] as string} on ${entry.attributes['workspace-name'] as string}: ${entry.attributes.access as string}"]`)
+      await page.click(`#matrix [aria-label="${entry.attributes['team-name'] as string} on ${entry.attributes['workspace-name'] as string}: ${entry.attributes.access as string}"]`)
       await page.waitForSelector('#why:not([hidden])')
       await page.evaluate(() => { window.scrollTo(0, 0) })
       await page.screenshot({ path: `${process.env.SCREENSHOTS}/access-review-owner.png` })
@@ -142,7 +142,7 @@ t.test('the access review page', async (t) => {
     })
     t.equal(changed.statusCode, 200, 'a change of access, in the audit trail')
     const { page, problems } = await signIn(t, browser, origin, tokens.organization)
-    await page.click(`#matrix td[aria-label^="${row.team as string} on ${row.workspace as string}: "]`)
+    await page.click(`#matrix [aria-label^="${row.team as string} on ${row.workspace as string}: "]`)
     await page.waitForFunction(() => document.querySelector('#why-events ul, #why-events p') !== null && document.getElementById('why-events')?.textContent !== 'Loading…')
     const events = await page.$$eval('#why-events li', (items) => items.map((item) => item.textContent ?? ''))
     t.match(events[0], /update_team_permissions by user000 — access=write/, 'the change, newest first, by whom and to what')
@@ -186,8 +186,8 @@ t.test('the access review page', async (t) => {
         }
         return 'rgb(255, 255, 255)'
       }
-      const selectors = ['.cell-key.l-admin', '.cell-key.l-write', '.cell-key.l-plan', '.cell-key.l-read', '.cell-key.l-custom', '#matrix td.l-admin', '#matrix td.l-read',
-        'h1', '.who', '.hint', '.summary', '.toolbar label', '.badge', '.count', '#download-csv', '#matrix thead th', '#matrix tbody th']
+      const selectors = ['.cell-key.l-admin', '.cell-key.l-write', '.cell-key.l-plan', '.cell-key.l-read', '.cell-key.l-custom', '#matrix .l-admin', '#matrix .l-read',
+        'h1', '.who', '.hint', '.summary', '.toolbar label', '.badge', '.count', '#download-csv', '#matrix .projects [role="columnheader"]', '#matrix .workspaces [role="columnheader"]', '#matrix [role="rowheader"]']
       return selectors.map((selector) => {
         const element = document.querySelector(selector)
         if (element === null) return { selector, ratio: 0 }
@@ -211,7 +211,7 @@ async function signIn (t: Test, browser: Browser, origin: string, token: string)
   // the API's 404s the page expects — the access review for anyone but owners, the audit trail for
   // anyone but the organization's token, the account of a token that is no user's — are answers, not problems; anything else that fails is
   page.on('response', (response) => {
-    const expected = response.status() === 404 && /\/access-review\?|\/organization\/audit-trail\?|\/account\/details$/.test(response.url())
+    const expected = response.status() === 404 && /\/access-review$|\/organization\/audit-trail\?|\/account\/details$/.test(response.url())
     if (response.status() >= 400 && !expected) problems.push(`${response.status()} ${response.url()}`)
   })
   page.on('console', (message) => { if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text()) })
@@ -226,15 +226,15 @@ async function signIn (t: Test, browser: Browser, origin: string, token: string)
 /** The matrix as drawn: row teams, column workspaces, and each cell with access as `team|workspace` → level. */
 async function readMatrix (page: Page): Promise<Drawn> {
   return await page.evaluate(() => {
-    const table = document.getElementById('matrix') as HTMLTableElement
-    const workspaces = [...table.tHead!.rows[1]!.cells].map((th) => th.getAttribute('title')!)
+    const grid = document.getElementById('matrix')!
+    const workspaces = [...grid.querySelectorAll('.workspaces [role="columnheader"]')].map((header) => header.getAttribute('title')!)
     const teams: string[] = []
     const cells: Record<string, string> = {}
-    for (const row of table.tBodies[0]!.rows) {
-      const team = row.cells[0]!.childNodes[0]!.textContent!
+    for (const row of grid.querySelectorAll('.body [role="row"]')) {
+      const team = row.children[0]!.childNodes[0]!.textContent!
       teams.push(team)
-      for (let c = 1; c < row.cells.length; c++) {
-        const level = row.cells[c]!.getAttribute('data-a')
+      for (let c = 1; c < row.children.length; c++) {
+        const level = row.children[c]!.getAttribute('data-a')
         if (level !== null) cells[`${team}|${workspaces[c - 1]!}`] = level
       }
     }

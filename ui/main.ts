@@ -92,19 +92,22 @@ function setCell (cells: World['cells'], teamId: string, workspaceId: string, at
  */
 async function load (organization: string): Promise<World> {
   const cells: World['cells'] = new Map()
+  // the workspaces and projects load beside the access review; the teams once it says who is asking
+  const others = Promise.all([
+    all(`${org(organization)}/workspaces`),
+    all(`${org(organization)}/projects`).catch(() => ({ data: [], included: [] }))
+  ])
+  others.catch(() => undefined) // a failure is the review's to report first; it is awaited below
   let owner = true
   let review: Resource[] = []
   try {
-    review = (await all(`${org(organization)}/access-review`)).data
+    // no page parameter: every entry in one streamed document
+    review = (await json<ListDocument>(`${org(organization)}/access-review`)).data
   } catch (err) {
     if (!(err instanceof ApiError) || err.status !== 404) throw err
     owner = false
   }
-  const [teamList, workspaceList, projectList] = await Promise.all([
-    all(`${org(organization)}/teams?include=users${owner ? '' : '&filter%5Bown%5D=true'}`),
-    all(`${org(organization)}/workspaces`),
-    all(`${org(organization)}/projects`).catch(() => ({ data: [], included: [] }))
-  ])
+  const [teamList, [workspaceList, projectList]] = await Promise.all([all(`${org(organization)}/teams?include=users${owner ? '' : '&filter%5Bown%5D=true'}`), others])
   const teams = teamsOf(teamList)
   if (owner) {
     for (const entry of review) setCell(cells, entry.relationships!.team.data.id, entry.relationships!.workspace.data.id, entry.attributes)
@@ -156,39 +159,47 @@ function draw (): void {
   view = filtered(w)
   const { teams, workspaces, level } = view
   const html: string[] = []
-  // the first row: the projects, each over its workspaces
-  html.push('<thead><tr class="projects" role="row"><th class="corner" rowspan="2" role="columnheader">Team</th>')
+  // ARIA's grid of divs, not a table: a row is a block the browser skips laying out while it is
+  // off screen (content-visibility), which a table row cannot be — 100,000 cells draw in a blink
+  // the header rows: the projects, each over its workspaces; then the workspaces
+  const spans: number[] = []
+  html.push('<div class="head" role="rowgroup"><div class="projects" role="row"><span class="corner" role="columnheader">Team</span>')
   for (let i = 0; i < workspaces.length;) {
     let j = i
     while (j < workspaces.length && workspaces[j]!.project === workspaces[i]!.project) j++
     const name = w.projects.get(workspaces[i]!.project) ?? workspaces[i]!.project
-    html.push(`<th colspan="${j - i}" role="columnheader" scope="colgroup" title="${escapeHtml(name)}"><span>${escapeHtml(name)}</span></th>`)
+    html.push(`<span class="project" role="columnheader" title="${escapeHtml(name)}">${escapeHtml(name)}</span>`)
+    spans.push(j - i)
     i = j
   }
-  html.push('</tr><tr class="workspaces" role="row">')
-  for (const ws of workspaces) html.push(`<th role="columnheader" scope="col" title="${escapeHtml(ws.name)}"><span>${escapeHtml(ws.name)}</span></th>`)
-  html.push('</tr></thead><tbody>')
+  html.push('</div><div class="workspaces" role="row"><span class="corner"></span>')
+  for (const ws of workspaces) html.push(`<span role="columnheader" title="${escapeHtml(ws.name)}"><span>${escapeHtml(ws.name)}</span></span>`)
+  html.push('</div></div><div class="body" role="rowgroup">')
   let first: { row: number, column: number } | undefined
   teams.forEach((team, r) => {
     const row = w.cells.get(team.id)
     const secret = team.visibility === 'secret' ? '<span class="badge">secret</span>' : ''
-    html.push(`<tr role="row"><th role="rowheader" scope="row">${escapeHtml(team.name)}${secret}<span class="count">${team.members.length} ${team.members.length === 1 ? 'member' : 'members'}</span></th>`)
+    html.push(`<div class="r" role="row"><span class="team" role="rowheader">${escapeHtml(team.name)}${secret}<span class="count">${team.members.length} ${team.members.length === 1 ? 'member' : 'members'}</span></span>`)
     workspaces.forEach((ws, c) => {
       const cell = row?.get(ws.id)
       if (cell === undefined || (level !== '' && cell.access !== level)) {
-        html.push('<td role="gridcell" tabindex="-1"></td>')
+        html.push('<span role="gridcell"></span>')
       } else {
         first ??= { row: r, column: c }
-        html.push(`<td role="gridcell" tabindex="-1" class="l-${cell.access}" data-a="${cell.access}" aria-label="${escapeHtml(`${team.name} on ${ws.name}: ${cell.access}`)}">${LETTER[cell.access]}</td>`)
+        html.push(`<span role="gridcell" class="l-${cell.access}" data-a="${cell.access}" aria-label="${escapeHtml(`${team.name} on ${ws.name}: ${cell.access}`)}">${LETTER[cell.access]}</span>`)
       }
     })
-    html.push('</tr>')
+    html.push('</div>')
   })
-  html.push('</tbody>')
-  const table = $<HTMLTableElement>('matrix')
-  table.innerHTML = html.join('')
-  table.setAttribute('aria-rowcount', String(teams.length + 2))
-  table.setAttribute('aria-colcount', String(workspaces.length + 1))
+  html.push('</div>')
+  performance.mark('team-access:built')
+  const grid = $('matrix')
+  grid.innerHTML = html.join('')
+  // widths by the stylesheet's variables, set through the CSSOM (the CSP allows no style attribute)
+  grid.style.width = `calc(var(--team-column) + ${workspaces.length} * var(--cell))`
+  grid.querySelectorAll<HTMLElement>('.project').forEach((header, i) => { header.style.flexBasis = `calc(${spans[i]!} * var(--cell))` })
+  grid.setAttribute('aria-rowcount', String(teams.length + 2))
+  grid.setAttribute('aria-colcount', String(workspaces.length + 1))
   active = first ?? { row: 0, column: 0 }
   const start = cellAt(active.row, active.column)
   if (start !== undefined) start.tabIndex = 0
@@ -196,11 +207,13 @@ function draw (): void {
   const user = $<HTMLInputElement>('filter-user').value.trim()
   $('summary').textContent = `${teams.length} ${teams.length === 1 ? 'team' : 'teams'} × ${workspaces.length} ${workspaces.length === 1 ? 'workspace' : 'workspaces'}, ${reach} with access` +
     (user === '' ? '' : ` — ${user} is in ${teams.length} of them`)
-  table.dataset.drawn = String(Date.now())
+  grid.dataset.drawn = String(Date.now())
+  performance.mark('team-access:drawn')
 }
 
-const cellAt = (row: number, column: number): HTMLTableCellElement | undefined =>
-  $<HTMLTableElement>('matrix').tBodies[0]?.rows[row]?.cells[column + 1]
+/** The cell of a row and a column of the view (the row's first child is its team). */
+const cellAt = (row: number, column: number): HTMLElement | undefined =>
+  ($('matrix').lastElementChild?.children[row]?.children[column + 1] ?? undefined) as HTMLElement | undefined
 
 /** The grid's one tab stop moves with the arrow keys (WAI-ARIA's grid pattern). */
 function moveTo (row: number, column: number): void {
@@ -208,7 +221,7 @@ function moveTo (row: number, column: number): void {
   row = Math.max(0, Math.min(view.teams.length - 1, row))
   column = Math.max(0, Math.min(view.workspaces.length - 1, column))
   const from = cellAt(active.row, active.column)
-  if (from !== undefined) from.tabIndex = -1
+  if (from !== undefined) from.removeAttribute('tabindex')
   active = { row, column }
   const to = cellAt(row, column)!
   to.tabIndex = 0
@@ -238,12 +251,12 @@ function onGridKey (event: KeyboardEvent): void {
 }
 
 function onGridClick (event: MouseEvent): void {
-  const td = (event.target as HTMLElement).closest('td')
-  if (td === null) return
-  const row = (td.parentElement as HTMLTableRowElement).sectionRowIndex
-  const column = td.cellIndex - 1
-  moveTo(row, column)
-  openWhy(row, column)
+  const cell = (event.target as HTMLElement).closest('[role="gridcell"]')
+  if (cell === null) return
+  const row = cell.parentElement!
+  const column = Array.prototype.indexOf.call(row.children, cell) - 1
+  moveTo(Array.prototype.indexOf.call(row.parentElement!.children, row), column)
+  openWhy(active.row, active.column)
 }
 
 // ── why ──────────────────────────────────────────────────────────────────────────────────────
@@ -340,6 +353,7 @@ async function show (organization: string): Promise<void> {
     json<{ data: Resource }>('/account/details').then((d) => String(d.data.attributes.username)).catch(() => undefined)
   ])
   world = loaded
+  performance.mark('team-access:loaded')
   $('who').textContent = `${organization} · ${account === undefined ? 'a team or organization token' : `signed in as ${account}`}`
   $('review-title').textContent = world.owner ? `Everyone's access in ${organization}` : `Your teams' access in ${organization}`
   $('download-csv').hidden = !world.owner
@@ -379,6 +393,7 @@ async function start (organization: string): Promise<void> {
 
 $('sign-in').addEventListener('submit', (event) => {
   event.preventDefault()
+  performance.mark('team-access:submitted')
   const tokenInput = $<HTMLInputElement>('token')
   const organization = $<HTMLInputElement>('organization').value.trim()
   sessionStorage.setItem(TOKEN_KEY, tokenInput.value.trim())

@@ -8,6 +8,7 @@ import { PROJECT_GRANT_COLUMNS } from '../access/project-permissions.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 import { table } from '../db/tables.js'
+import { QueryShapes } from '../db/query-shapes.js'
 import { teamGrantsOf, type GrantRow } from './effective-access-repository.js'
 
 /**
@@ -49,25 +50,41 @@ const membersOf = (team: string): RawBuilder<string[] | null> =>
   sql<string[] | null>`(select array_agg(u.username order by u.username) from ${table.team_memberships} m join ${table.users} u on u.id = m.user_id where m.team_id = ${sql.ref(team)})`
 
 /**
- * Every (team, workspace) of the organization `organization` names (a column of the statement)
- * with any grant, with the team's grant row, its row on the workspace and its row on the
- * workspace's project; `teams` narrows to some teams.
+ * The (team, workspace) pairs of the organization in the statement's `org` CTE that hold any grant,
+ * from the grants themselves: a team with an organization-wide flag (owners among them) on every
+ * workspace, a team-access row on its workspace, a team-project row on each workspace of its
+ * project. Never every team against every workspace: the pairs cost what the grants are.
+ */
+const candidates = sql`(
+  select tg.team_id, w.id as workspace_id from team_grants tg join ${table.workspaces} w on w.organization_id = tg.organization_id
+    where tg.organization_id = (select id from org) and ${grantsOrganizationWide('tg')}
+  union
+  select tw.team_id, tw.workspace_id from team_grants tg join ${table.team_workspaces} tw on tw.team_id = tg.team_id
+    where tg.organization_id = (select id from org)
+  union
+  select tp.team_id, w.id from team_grants tg join ${table.team_projects} tp on tp.team_id = tg.team_id join ${table.workspaces} w on w.project_id = tp.project_id
+    where tg.organization_id = (select id from org))`
+
+/**
+ * Every pair of `candidates` with the team's grant row, its row on the workspace and its row on
+ * the workspace's project: what `explainAccess` combines.
  */
 // typed loosely: the statements that use it add their own CTEs (org, team_grants) to the database type
-const pairs = (qc: QueryCreator<any>, organization: string) => qc.selectFrom('team_grants as tg')
-  .innerJoin('teams as t', 't.id', 'tg.team_id')
-  .innerJoin('workspaces as w', 'w.organization_id', 'tg.organization_id')
+const pairs = (qc: QueryCreator<any>) => qc.selectFrom(candidates.as('c'))
+  .innerJoin('team_grants as tg', 'tg.team_id', 'c.team_id')
+  .innerJoin('teams as t', 't.id', 'c.team_id')
+  .innerJoin('workspaces as w', 'w.id', 'c.workspace_id')
   .innerJoin('projects as p', 'p.id', 'w.project_id')
-  .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').onRef('tw.team_id', '=', 'tg.team_id'))
-  .leftJoin('team_projects as tp', (join) => join.onRef('tp.project_id', '=', 'w.project_id').onRef('tp.team_id', '=', 'tg.team_id'))
-  .whereRef('tg.organization_id', '=', sql.ref(organization))
-  .where(sql<boolean>`(${grantsOrganizationWide('tg')} or tw.id is not null or tp.id is not null)`)
+  .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'c.workspace_id').onRef('tw.team_id', '=', 'c.team_id'))
+  .leftJoin('team_projects as tp', (join) => join.onRef('tp.project_id', '=', 'w.project_id').onRef('tp.team_id', '=', 'c.team_id'))
   .select(['tg.team_id', 't.name as team_name', 't.visibility', 'w.id as workspace_id', 'w.name as workspace_name', 'p.id as project_id', 'p.name as project_name', 'tw.id as row_id', 'tw.access'])
   .select(FLAGS.map((flag) => `tg.${flag}` as const))
   .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
   .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
 
 export class AccessReviewRepository {
+  private readonly shapes = new QueryShapes()
+
   constructor (private readonly db: Kysely<Database>) {}
 
   /** The organization of this name when the caller is one of its owners; undefined otherwise (404). */
@@ -85,7 +102,7 @@ export class AccessReviewRepository {
     const rows = await withGrants(this.db, caller)
       .with('team_grants', (qc) => teamGrants(qc))
       .with('org', (qc) => qc.selectFrom('organizations as o').where('o.name', '=', organizationName).where(isOwnerOf('o.id')).select('o.id'))
-      .with('reached', (qc) => pairs(qc as QueryCreator<any>, 'org.id').innerJoin('org', 'org.id', 'tg.organization_id'))
+      .with('reached', (qc) => pairs(qc as QueryCreator<any>))
       .selectFrom('org')
       .leftJoinLateral((eb) => eb.selectFrom('reached as r').selectAll('r')
         .orderBy('r.team_name').orderBy('r.team_id').orderBy('r.workspace_name').orderBy('r.workspace_id')
@@ -117,12 +134,17 @@ export class AccessReviewRepository {
    * after the workspace `after` (its name and id): a CSV streams them team after team, a slice at a time.
    */
   async ofTeam (organizationId: string, teamId: string, members: string[], limit: number, after?: { name: string, id: string }): Promise<ReviewEntry[]> {
-    let reached = this.db.with('team_grants', (qc) => teamGrants(qc).where('teams.id', '=', teamId))
-      .with('org', (qc) => qc.selectNoFrom(sql<string>`${organizationId}::text`.as('id')))
-      .with('reached', (qc) => pairs(qc as QueryCreator<any>, 'org.id').innerJoin('org', 'org.id', 'tg.organization_id'))
-      .selectFrom('reached as r').selectAll('r')
-    if (after !== undefined) reached = reached.where(sql<boolean>`(r.workspace_name, r.workspace_id) > (${after.name}, ${after.id})`)
-    const rows = await reached.orderBy('r.workspace_name').orderBy('r.workspace_id').limit(limit).execute()
-    return rows.map((row) => reviewEntryOf(row as unknown as PairRow, members))
+    // built once per shape: a whole organization streams one statement per team or more
+    const values = [teamId, organizationId, limit, ...(after === undefined ? [] : [after.name, after.id])]
+    const query = this.shapes.compile(`ofTeam:${after === undefined ? 'first' : 'after'}`, values, ([team, organization, max, name, id]) => {
+      let reached = this.db.with('team_grants', (qc) => teamGrants(qc).where('teams.id', '=', team!))
+        .with('org', (qc) => qc.selectNoFrom(sql<string>`${organization}::text`.as('id')))
+        .with('reached', (qc) => pairs(qc as QueryCreator<any>))
+        .selectFrom('reached as r').selectAll('r')
+      if (name !== undefined) reached = reached.where(sql<boolean>`(r.workspace_name, r.workspace_id) > (${name}, ${id})`)
+      return reached.orderBy('r.workspace_name').orderBy('r.workspace_id').limit(max as unknown as number)
+    })
+    const rows = (await this.db.executeQuery<PairRow>(query)).rows
+    return rows.map((row) => reviewEntryOf(row, members))
   }
 }

@@ -7,13 +7,15 @@ import { impossibleId } from '../db/ids.js'
 import { paged } from '../jsonapi/document.js'
 import { notFound } from '../jsonapi/errors.js'
 import { noInclude } from '../jsonapi/include.js'
-import { firstPage, parsePage } from '../jsonapi/pagination.js'
+import { parsePage } from '../jsonapi/pagination.js'
+import { JSONAPI_TYPE } from '../jsonapi/errors.js'
 import type { AccessReviewRepository, ReviewEntry } from './access-review-repository.js'
 import { toGrant } from './effective-access-serialize.js'
 
 /**
  * The access review (DESIGN §12.1): `GET /organizations/:organization/access-review`, for owners —
- * a page of JSON:API entries (one per team and workspace), or with `Accept: text/csv` the whole
+ * a page of JSON:API entries (one per team and workspace), every entry without page parameters
+ * (one document, streamed), or with `Accept: text/csv` the whole
  * organization as CSV, one row per user, team and workspace, streamed team after team so that an
  * organization of any size never sits whole in memory.
  */
@@ -42,31 +44,44 @@ function csvLines (entry: ReviewEntry): string {
   return users.map((username) => `${csvField(username)},${rest}\r\n`).join('')
 }
 
-/** Workspaces a statement of the CSV reads for one team: what it holds in memory at once. */
+/** Workspaces a statement reads for one team when the whole organization is streamed: what it holds in memory at once. */
 const SLICE = 500
 
-/** The organization's CSV, team after team, a slice of workspaces per statement, in chunks of about 64 KiB. */
-async function * csvOf (repository: AccessReviewRepository, organizationId: string): AsyncGenerator<string> {
-  yield `${ACCESS_REVIEW_CSV_COLUMNS.join(',')}\r\n`
-  let chunk = ''
+/** The organization's entries in the pages' order, team after team, a slice of workspaces per statement. */
+async function * entriesOf (repository: AccessReviewRepository, organizationId: string): AsyncGenerator<ReviewEntry> {
   for (const team of await repository.teams(organizationId)) {
     let after: { name: string, id: string } | undefined
     for (;;) {
       const entries = await repository.ofTeam(organizationId, team.id, team.members, SLICE, after)
-      for (const entry of entries) {
-        chunk += csvLines(entry)
-        if (chunk.length >= 65_536) {
-          yield chunk
-          chunk = ''
-        }
-      }
+      yield * entries
       if (entries.length < SLICE) break
       const last = entries[entries.length - 1]!.workspace
       after = { name: last.name, id: last.id }
     }
   }
-  if (chunk !== '') yield chunk
 }
+
+/** `head`, each entry as `format` gives it, `tail` — in chunks of about 64 KiB. */
+async function * chunked (entries: AsyncIterable<ReviewEntry>, head: string, format: (entry: ReviewEntry, index: number) => string, tail: string): AsyncGenerator<string> {
+  let chunk = head
+  let index = 0
+  for await (const entry of entries) {
+    chunk += format(entry, index++)
+    if (chunk.length >= 65_536) {
+      yield chunk
+      chunk = ''
+    }
+  }
+  yield chunk + tail
+}
+
+/** The organization's CSV: the header, then every entry's lines. */
+const csvOf = (repository: AccessReviewRepository, organizationId: string) =>
+  chunked(entriesOf(repository, organizationId), `${ACCESS_REVIEW_CSV_COLUMNS.join(',')}\r\n`, csvLines, '')
+
+/** The organization's every entry as one JSON:API document, unpaginated (DESIGN §4: no page parameters). */
+const documentOf = (repository: AccessReviewRepository, organizationId: string) =>
+  chunked(entriesOf(repository, organizationId), '{"data":[', (entry, index) => `${index === 0 ? '' : ','}${JSON.stringify(toEntry(entry))}`, ']}')
 
 function toEntry (entry: ReviewEntry): AccessReviewEntry {
   return {
@@ -107,7 +122,7 @@ const accessReviewRoutes: FastifyPluginAsyncTypebox<{ repository: AccessReviewRe
       security: [{ bearerToken: [] }],
       produces: ['application/vnd.api+json', 'text/csv'],
       response: accessReviewResponses,
-      description: "Every team of the organization with every workspace it holds any effective access on (owners, organization access, team-access rows, team-project rows), by team name, then workspace name, always paginated (default page 1, size 20): the level, each permission at its strongest, the grants, and the team's members. With `Accept: text/csv`: the whole organization, one row per user, team and workspace (a team with no member: one row with no username), streamed, as an attachment; page parameters do not apply. Owners only (the owners team's members and token, the organization token); 404 for anyone else, as for a missing organization. An extension, beyond HCP Terraform."
+      description: "Every team of the organization with every workspace it holds any effective access on (owners, organization access, team-access rows, team-project rows), by team name, then workspace name, as §4's lists: with page[number] or page[size] a page (size 1 to 100), without either every entry in one document, streamed: the level, each permission at its strongest, the grants, and the team's members. With `Accept: text/csv`: the whole organization, one row per user, team and workspace (a team with no member: one row with no username), streamed, as an attachment; page parameters do not apply. Owners only (the owners team's members and token, the organization token); 404 for anyone else, as for a missing organization. An extension, beyond HCP Terraform."
     }
   }, async (request, reply) => {
     const { organization } = request.params
@@ -123,7 +138,13 @@ const accessReviewRoutes: FastifyPluginAsyncTypebox<{ repository: AccessReviewRe
         .header('cache-control', 'no-store')
         .send(Readable.from(csvOf(repository, found.id)))
     }
-    const page = parsePage(number, size) ?? firstPage()
+    const page = parsePage(number, size)
+    if (page === undefined) {
+      // no page parameter (DESIGN §4): every entry, streamed as the CSV is
+      const found = await repository.organization(request.caller, organization)
+      if (found === undefined) throw notFound()
+      return await reply.type(JSONAPI_TYPE).header('cache-control', 'no-store').send(Readable.from(documentOf(repository, found.id)))
+    }
     const linksFrom = origin(request)
     const answer = await repository.page(request.caller, organization, page)
     if (answer === undefined) throw notFound()

@@ -73,6 +73,8 @@ t.test(`the access review (${ENGINE})`, async (t) => {
   const nowhere = await app.inject({ url: '/api/v2/organizations/nowhere/access-review', headers: bearer(TOKENS.owner) })
   t.equal(nowhere.statusCode, 404)
   t.equal(missing.statusCode, 200)
+  t.match(missing.headers['content-type'], /^application\/vnd\.api\+json/)
+  t.same(missing.json(), { data: entries }, 'no page parameter: every entry in one document, as the pages give them (DESIGN §4), streamed')
   for (const [name, token] of Object.entries(TOKENS).filter(([name]) => !['owner', 'ownersTeam', 'organization'].includes(name))) {
     for (const headers of [{}, CSV]) {
       const refused = await get(token, '', headers)
