@@ -206,6 +206,8 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
   } satisfies TeamAccessDecorator)
   await app.register(auditRetention, { db, retentionDays: options.auditRetentionDays ?? 0, everyMs: options.auditPurgeEveryMs })
   await app.register(teamAccessApi, { ...options, prefix: options.prefix ?? '', db, repositories, explain })
+  // the page beside the API, not in its scope: its files are not JSON:API documents
+  if (options.ui === true) await app.register(async (page) => { await registerUi(page, { path: UI_PATH, apiBase: page.prefix }) }, { prefix: options.prefix ?? '' })
 }, { name: 'team-access', fastify: '5.x' })
 
 /** An access set's arguments checked before any statement; a bad one is the access set's own error, as every other refusal of the call. */
@@ -251,8 +253,6 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     const prefix = options.prefix ?? ''
     app.get('/openapi.json', { schema: { hide: true } }, async () => await openApiUnder(prefix))
   }
-
-  if (options.ui === true) await registerUi(app, { path: UI_PATH, apiBase: options.prefix ?? '' })
 
   // go-tfe calls this on start to learn the API version; it needs no token.
   app.get('/ping', {

@@ -149,6 +149,28 @@ t.test('the access review page', async (t) => {
     t.same(problems, [], 'no script error, no CSP violation')
   })
 
+  await t.test('a refused token is forgotten; an organization it cannot read is said so, the token kept', async (t) => {
+    const context = await browser.newContext()
+    t.teardown(() => context.close())
+    const page = await context.newPage()
+    await page.goto(`${origin}/ui/`)
+    await page.fill('#organization', organization)
+    await page.fill('#token', 'no-such-token-at-all')
+    await page.click('#sign-in button[type="submit"]')
+    await page.waitForFunction(() => document.getElementById('sign-in-error')?.textContent !== '')
+    t.match(await page.textContent('#sign-in-error'), /does not accept this token/)
+    t.equal(await page.evaluate(() => sessionStorage.length), 1, 'only the organization\'s name is kept')
+    await page.fill('#organization', 'nowhere')
+    await page.fill('#token', tokens.member)
+    await page.click('#sign-in button[type="submit"]')
+    await page.waitForFunction(() => document.getElementById('sign-in-error')?.textContent?.includes('nowhere') === true)
+    t.ok(await page.evaluate((secret) => Object.values({ ...sessionStorage }).includes(secret), tokens.member), 'a 404 keeps the token for another try')
+    await page.fill('#organization', organization)
+    await page.click('#sign-in button[type="submit"]')
+    await page.waitForSelector('#matrix[data-drawn]')
+    t.pass('the same token, another organization: drawn')
+  })
+
   await t.test('the keyboard alone reaches a cell and opens its why', async (t) => {
     const { page } = await signIn(t, browser, origin, tokens.owner)
     let role: string | null = null

@@ -48,6 +48,9 @@ t.test('the plugin serves it under its prefix only with ui: true', async (t) => 
     if (ui === true) {
       t.equal(page.statusCode, 200, 'ui: true')
       t.match(page.body, '<meta name="api-base" content="/tfe/api/v2">', 'the page calls the API under the host\'s prefix')
+      t.match(page.headers['content-type'], /^text\/html/)
+      t.equal(page.headers['content-security-policy'], UI_CONTENT_SECURITY_POLICY)
+      t.match((await host.inject({ url: '/tfe/api/v2/ui/app.js' })).headers['content-type'], /^text\/javascript/, 'the files as what they are, not as JSON:API')
       t.equal((await host.inject({ url: '/tfe/api/v2/ui' })).headers.location, '/tfe/api/v2/ui/')
     } else {
       t.equal(page.statusCode, 404, `ui: ${String(ui)}: no page`)

@@ -80,6 +80,7 @@ function teamsOf (list: { data: Resource[], included: Resource[] }): Team[] {
 }
 
 function setCell (cells: World['cells'], teamId: string, workspaceId: string, attributes: Record<string, any>): void {
+  if (!Object.hasOwn(LETTER, attributes.access)) return // a level this page does not know is not drawn
   let row = cells.get(teamId)
   if (row === undefined) cells.set(teamId, row = new Map())
   row.set(workspaceId, { access: attributes.access as Level, attributes, grants: attributes.grants as Grant[] })
@@ -112,11 +113,10 @@ async function load (organization: string): Promise<World> {
   if (owner) {
     for (const entry of review) setCell(cells, entry.relationships!.team.data.id, entry.relationships!.workspace.data.id, entry.attributes)
   } else {
-    for (const team of teams) {
-      for (const entry of (await all(`/teams/${encodeURIComponent(team.id)}/effective-access`)).data) {
-        setCell(cells, team.id, entry.relationships!.workspace.data.id, entry.attributes)
-      }
-    }
+    const reaches = await Promise.all(teams.map(async (team) => await all(`/teams/${encodeURIComponent(team.id)}/effective-access`)))
+    teams.forEach((team, i) => {
+      for (const entry of reaches[i]!.data) setCell(cells, team.id, entry.relationships!.workspace.data.id, entry.attributes)
+    })
   }
   const projects = new Map(projectList.data.map((p) => [p.id, String(p.attributes.name)]))
   // a member reads a workspace through a row there without reading its project (DESIGN §11.3): its id stands for its name
@@ -132,9 +132,9 @@ async function load (organization: string): Promise<World> {
 
 const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
-interface View { teams: Team[], workspaces: Workspace[], level: string }
+interface View { teams: Team[], workspaces: Workspace[], level: string, userTeams: number }
 let world: World | undefined
-let view: View = { teams: [], workspaces: [], level: '' }
+let view: View = { teams: [], workspaces: [], level: '', userTeams: 0 }
 let active = { row: 0, column: 0 }
 
 /** What the filters leave: a user's teams, a project's workspaces, one level's cells (and the rows and columns that hold one). */
@@ -143,6 +143,7 @@ function filtered (w: World): View {
   const project = $<HTMLSelectElement>('filter-project').value
   const level = $<HTMLSelectElement>('filter-level').value
   let teams = user === '' ? w.teams : w.teams.filter((t) => t.members.includes(user))
+  const userTeams = teams.length
   const projectName = (id: string) => w.projects.get(id) ?? id
   let workspaces = (project === '' ? w.workspaces : w.workspaces.filter((ws) => ws.project === project))
     .slice().sort((a, b) => projectName(a.project).localeCompare(projectName(b.project)) || a.project.localeCompare(b.project) || a.name.localeCompare(b.name))
@@ -151,7 +152,7 @@ function filtered (w: World): View {
     teams = teams.filter((t) => workspaces.some((ws) => holds(t, ws)))
     workspaces = workspaces.filter((ws) => teams.some((t) => holds(t, ws)))
   }
-  return { teams, workspaces, level }
+  return { teams, workspaces, level, userTeams }
 }
 
 function draw (): void {
@@ -206,7 +207,7 @@ function draw (): void {
   const reach = teams.reduce((n, t) => n + workspaces.filter((ws) => w.cells.get(t.id)?.has(ws.id) === true && (level === '' || w.cells.get(t.id)?.get(ws.id)?.access === level)).length, 0)
   const user = $<HTMLInputElement>('filter-user').value.trim()
   $('summary').textContent = `${teams.length} ${teams.length === 1 ? 'team' : 'teams'} × ${workspaces.length} ${workspaces.length === 1 ? 'workspace' : 'workspaces'}, ${reach} with access` +
-    (user === '' ? '' : ` — ${user} is in ${teams.length} of them`)
+    (user === '' ? '' : ` — ${user} is in ${view.userTeams} ${view.userTeams === 1 ? 'team' : 'teams'}`)
   grid.dataset.drawn = String(Date.now())
   performance.mark('team-access:drawn')
 }
@@ -308,14 +309,19 @@ interface AuditEvent { timestamp: string, auth: { description: string }, resourc
  * the team-project rows behind the cell, on the team itself. Only an organization token reads the
  * trail (DESIGN §8); anyone else is told so.
  */
+let eventsAsked = 0
+
 async function showEvents (team: Team, ws: Workspace, cell: Cell | undefined): Promise<void> {
+  const asked = ++eventsAsked // a slower answer for a cell opened before is not shown over this one's
   const target = $('why-events')
   target.textContent = 'Loading…'
   try {
-    const first = await json<{ pagination: { total_pages: number } }>('/organization/audit-trail?page%5Bsize%5D=1000')
-    const last = first.pagination.total_pages
-    const pages = await Promise.all([last - 1, last].filter((n) => n >= 1).map(async (n) =>
+    // oldest first: how many there are, then the last two pages of 1,000
+    const count = (await json<{ pagination: { total_count: number } }>('/organization/audit-trail?page%5Bsize%5D=1')).pagination.total_count
+    const last = Math.max(1, Math.ceil(count / 1000))
+    const pages = await Promise.all((last === 1 ? [1] : [last - 1, last]).map(async (n) =>
       await json<{ data: AuditEvent[] }>(`/organization/audit-trail?page%5Bsize%5D=1000&page%5Bnumber%5D=${n}`)))
+    if (asked !== eventsAsked) return
     const rows = new Set((cell?.grants ?? []).flatMap((g) => [g['team-project'], g['team-workspace']]).filter((id): id is string => id !== undefined))
     const about = (e: AuditEvent) => (e.resource.id === ws.id && e.resource.meta.team === team.name) || rows.has(e.resource.id) || e.resource.id === team.id
     const events = pages.flatMap((p) => p.data).filter(about).reverse().slice(0, 10)
@@ -323,6 +329,7 @@ async function showEvents (team: Team, ws: Workspace, cell: Cell | undefined): P
       ? '<p>No recent events about this access.</p>'
       : `<ul class="events">${events.map((e) => `<li><time datetime="${escapeHtml(e.timestamp)}">${escapeHtml(e.timestamp.replace('T', ' ').slice(0, 19))}</time> ${escapeHtml(e.resource.action)} by ${escapeHtml(e.auth.description)}${e.resource.meta.permissions === undefined ? '' : ` — ${escapeHtml(e.resource.meta.permissions)}`}</li>`).join('')}</ul>`
   } catch (err) {
+    if (asked !== eventsAsked) return
     target.innerHTML = err instanceof ApiError && err.status === 404
       ? '<p>Only the organization\'s own token reads the audit trail.</p>'
       : `<p class="error">${escapeHtml((err as Error).message)}</p>`
@@ -346,12 +353,17 @@ async function downloadCsv (): Promise<void> {
 
 // ── sign-in and start ────────────────────────────────────────────────────────────────────────
 
+/** Each sign-in and sign-out starts a generation: what an older one loads is dropped. */
+let generation = 0
+
 async function show (organization: string): Promise<void> {
+  const mine = ++generation
   $('summary').textContent = 'Loading…'
   const [loaded, account] = await Promise.all([
     load(organization),
     json<{ data: Resource }>('/account/details').then((d) => String(d.data.attributes.username)).catch(() => undefined)
   ])
+  if (mine !== generation) return
   world = loaded
   performance.mark('team-access:loaded')
   $('who').textContent = `${organization} · ${account === undefined ? 'a team or organization token' : `signed in as ${account}`}`
@@ -369,8 +381,14 @@ async function show (organization: string): Promise<void> {
   draw()
 }
 
-function signedOut (message = ''): void {
-  sessionStorage.removeItem(TOKEN_KEY)
+/** Back to the sign-in form; `forget` drops the token (signing out, or a token the service refused). */
+function signedOut (message = '', forget = true): void {
+  generation++
+  if (forget) sessionStorage.removeItem(TOKEN_KEY)
+  world = undefined
+  $('matrix').replaceChildren()
+  $('why-body').replaceChildren()
+  $('why-events').replaceChildren()
   $('review').hidden = true
   $('why').hidden = true
   $('sign-out').hidden = true
@@ -383,11 +401,13 @@ async function start (organization: string): Promise<void> {
   try {
     await show(organization)
   } catch (err) {
-    signedOut(err instanceof ApiError && err.status === 401
+    // only a refused token is forgotten: a busy service or a lost connection is worth another try
+    const refused = err instanceof ApiError && err.status === 401
+    signedOut(refused
       ? 'The service does not accept this token.'
       : err instanceof ApiError && err.status === 404
         ? `No organization ${organization} that this token may read.`
-        : `The page could not load: ${(err as Error).message}`)
+        : `The page could not load (${(err as Error).message}): try again.`, refused)
   }
 }
 
@@ -396,7 +416,13 @@ $('sign-in').addEventListener('submit', (event) => {
   performance.mark('team-access:submitted')
   const tokenInput = $<HTMLInputElement>('token')
   const organization = $<HTMLInputElement>('organization').value.trim()
-  sessionStorage.setItem(TOKEN_KEY, tokenInput.value.trim())
+  const pasted = tokenInput.value.trim()
+  // an empty field keeps the token of this tab, after a load that failed
+  if (pasted !== '') sessionStorage.setItem(TOKEN_KEY, pasted)
+  if (token() === null) {
+    $('sign-in-error').textContent = 'Paste a token.'
+    return
+  }
   sessionStorage.setItem(ORGANIZATION_KEY, organization)
   tokenInput.value = ''
   void start(organization)
