@@ -9,13 +9,13 @@
  * when DATABASE_URL is set (a database of its own, dropped after). CHROMIUM_PATH: the browser
  * (default /usr/bin/chromium).
  */
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { applySeedDocument } from '../src/directory/seed.js'
 import { reviewWorld } from './review-world.js'
+import { launchChromium } from './chromium.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const RUNS = 3
 const world = reviewWorld({ teams: 200, workspaces: 500, projects: 10, users: 400, rowsPerTeam: 20, seed: 12 })
 
@@ -24,11 +24,7 @@ const app = await buildApp({ port: 0, host: '127.0.0.1', database: database.loca
 await applySeedDocument(app.db, world.document)
 await app.listen({ port: 0, host: '127.0.0.1' })
 const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-})
+const browser = await launchChromium()
 
 try {
   console.log(`the access review's page, 200 teams × 500 workspaces, on ${database.engine}, headless Chromium ${browser.version()}`)

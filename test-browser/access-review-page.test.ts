@@ -1,12 +1,13 @@
 import t, { type Test } from 'tap'
-import { existsSync, readFileSync } from 'node:fs'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { readFileSync } from 'node:fs'
+import type { Browser, Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { applySeedDocument } from '../src/directory/seed.js'
 import { UI_CONTENT_SECURITY_POLICY } from '../src/ui.js'
 import { testConfig } from '../test/helper.js'
 import { reviewWorld } from '../bench/review-world.js'
+import { launchChromium } from '../bench/chromium.js'
 
 /**
  * The access review's page (DESIGN §12.2) in a real browser — Debian's Chromium, driven by
@@ -16,25 +17,19 @@ import { reviewWorld } from '../bench/review-world.js'
  * opens its why; the colours pass WCAG AA; the token is in sessionStorage and nowhere else — no
  * URL, request log, cookie or localStorage. SCREENSHOTS=docs writes docs/access-review-*.png.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const API = '/api/v2'
 const { document: seed, organization, tokens, member } = reviewWorld({ teams: 24, workspaces: 40, projects: 4, users: 30, rowsPerTeam: 5, seed: Number(process.env.SEED ?? 20261127) })
 
 interface Drawn { teams: string[], workspaces: string[], cells: Record<string, string> }
 
 t.test('the access review page', async (t) => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`)
   const logs: string[] = []
   const app = await buildApp(testConfig({ dataDir: 'memory://' }, { logLevel: 'debug' }), { logStream: { write: (line: string) => { logs.push(line) } } })
   t.teardown(() => app.close())
   await applySeedDocument(app.db, seed)
   await app.listen({ port: 0, host: '127.0.0.1' })
   const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
+  const browser = await launchChromium()
   t.teardown(() => browser.close())
 
   const served = await fetch(`${origin}/ui/`)

@@ -1,25 +1,16 @@
 import t from 'tap'
-import { existsSync } from 'node:fs'
-import { chromium } from 'playwright-core'
 import { buildApp } from '../src/app.js'
 import { testConfig } from '../test/helper.js'
+import { launchChromium } from '../bench/chromium.js'
 
 /** /docs renders in a real browser: Debian's Chromium, driven by playwright-core. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-
 t.test('the /docs page renders the team access operations, the workspace and team reads, and the audit trail', async (t) => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`)
   const app = await buildApp(testConfig({ dataDir: 'memory://' }), { logger: false })
   t.teardown(() => app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    // this machine's closed network: no background traffic, no sandbox as root
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
+  const browser = await launchChromium()
   t.teardown(() => browser.close())
   const page = await browser.newPage()
   const errors: string[] = []
