@@ -8,10 +8,12 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
 COPY schemas ./schemas
+# the access review's page, bundled into dist/ui/ by the build
+COPY ui ./ui
 # bundles the standalone entry points (dist/src/server.js, dist/src/bin.js and dist/src/chunks/); the
 # build's last step notes what it built from (build-if-changed.mjs --stamp)
 COPY scripts/bundle.mjs scripts/build-if-changed.mjs ./scripts/
-# dist/src, dist/migrations, dist/schemas and dist/pglite (the embedded database's snapshot)
+# dist/src, dist/migrations, dist/schemas, dist/ui and dist/pglite (the embedded database's snapshot)
 RUN npm run build
 
 # Runtime stage: production dependencies and the compiled service only, as a non-root user.

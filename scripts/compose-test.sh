@@ -105,6 +105,8 @@ grep -qi '^content-type: application/vnd.api+json' "$logs/headers" ||
   { on_failure; fail "the 401 is not application/vnd.api+json: $(grep -i '^content-type' "$logs/headers")"; }
 node -e "const d = JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8')); process.exit(Array.isArray(d.errors) && d.errors[0].status === '401' ? 0 : 1)" "$logs/body" ||
   { on_failure; fail "the 401 is not a JSON:API error document: $(head -c 300 "$logs/body")"; }
+check "GET /ui/ (the access review's page, built into the image)" 200 "$(status "$base/ui/")"
+check "GET /ui/app.js" 200 "$(status "$base/ui/app.js")"
 uid=$(compose exec -T team-access id -u) || fail "docker-compose exec"
 [ "$uid" != 0 ] || fail "the service runs as root"
 migrate=$(compose exec -T team-access npx team-access migrate 2>&1) || { echo "$migrate" >&2; fail "npx team-access migrate inside the image"; }
