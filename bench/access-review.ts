@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { assertPortFree, start, stop, waitFor } from './processes.js'
+import { assertPortFree, start, stop, throwawayDatabase, waitFor } from './processes.js'
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PORT = Number(process.env.BENCH_PORT ?? 3150)
@@ -62,16 +62,11 @@ async function main (): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'bench-review-'))
   const seedFile = join(work, 'seed.json')
   writeFileSync(seedFile, JSON.stringify(seed))
-  const database = `team_access_bench_review_${process.pid}`
-  const admin = new pg.Client({ connectionString: ADMIN_URL })
-  await admin.connect()
-  await admin.query(`create database ${database}`)
-  const url = new URL(ADMIN_URL)
-  url.pathname = `/${database}`
-  const service = start('dist/src/server.js', { DATABASE_URL: url.toString(), SEED_FILE: seedFile, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT: '0' })
+  const database = await throwawayDatabase(ADMIN_URL, `team_access_bench_review_${process.pid}`)
+  const service = start('dist/src/server.js', { DATABASE_URL: database.url, SEED_FILE: seedFile, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT: '0' })
   try {
     await waitFor(`${base}/readyz`, 600_000)
-    const db = new pg.Client({ connectionString: url.toString() })
+    const db = new pg.Client({ connectionString: database.url })
     await db.connect()
     await db.query('set search_path to team_access')
     const loading = performance.now()
@@ -110,8 +105,7 @@ async function main (): Promise<void> {
 | growth | ${(peak - before).toFixed(0)} MB (target < 64 MB) |`)
   } finally {
     await stop(service)
-    await admin.query(`drop database if exists ${database} with (force)`)
-    await admin.end()
+    await database.drop()
     rmSync(work, { recursive: true, force: true })
   }
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
+import pg from 'pg'
 import { projectFile } from '../src/project-file.js'
 
 // Starting, waiting for and stopping the processes a benchmark measures.
@@ -36,4 +37,23 @@ export async function assertPortFree (port: number, host = '127.0.0.1'): Promise
     probe.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`port ${port} is in use (${err.code}): set BENCH_PORT to a free range`)))
     probe.listen(port, host, () => probe.close(() => resolve()))
   })
+}
+
+/**
+ * A database of the bench's own on the PostgreSQL server `adminUrl` reaches, made now: its URL, and
+ * `drop` to remove it (connections and all) when the bench ends.
+ */
+export async function throwawayDatabase (adminUrl: string, name: string): Promise<{ url: string, drop: () => Promise<void> }> {
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`create database ${name}`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.query(`drop database if exists ${name} with (force)`)
+      await admin.end()
+    }
+  }
 }

@@ -10,11 +10,11 @@
  * (default /usr/bin/chromium).
  */
 import type { Browser } from 'playwright-core'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { applySeedDocument } from '../src/directory/seed.js'
 import { reviewWorld } from './review-world.js'
 import { launchChromium } from './chromium.js'
+import { throwawayDatabase } from './processes.js'
 
 const RUNS = 3
 const world = reviewWorld({ teams: 200, workspaces: 500, projects: 10, users: 400, rowsPerTeam: 20, seed: 12 })
@@ -76,18 +76,6 @@ async function drawOnce (browser: Browser, token: string): Promise<{ ms: number,
 async function databaseLocation (): Promise<{ engine: string, location: { dataDir: string } | { url: string }, drop: () => Promise<void> }> {
   const url = process.env.DATABASE_URL
   if (url === undefined) return { engine: 'embedded PGlite', location: { dataDir: 'memory://' }, drop: async () => {} }
-  const name = `team_access_bench_page_${process.pid}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  const own = new URL(url)
-  own.pathname = `/${name}`
-  return {
-    engine: 'PostgreSQL',
-    location: { url: own.toString() },
-    drop: async () => {
-      await admin.query(`drop database if exists ${name} with (force)`)
-      await admin.end()
-    }
-  }
+  const own = await throwawayDatabase(url, `team_access_bench_page_${process.pid}`)
+  return { engine: 'PostgreSQL', location: { url: own.url }, drop: own.drop }
 }

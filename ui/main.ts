@@ -177,6 +177,7 @@ function draw (): void {
   for (const ws of workspaces) html.push(`<span role="columnheader" title="${escapeHtml(ws.name)}"><span>${escapeHtml(ws.name)}</span></span>`)
   html.push('</div></div><div class="body" role="rowgroup">')
   let first: { row: number, column: number } | undefined
+  let reach = 0
   teams.forEach((team, r) => {
     const row = w.cells.get(team.id)
     const secret = team.visibility === 'secret' ? '<span class="badge">secret</span>' : ''
@@ -187,6 +188,7 @@ function draw (): void {
         html.push('<span role="gridcell"></span>')
       } else {
         first ??= { row: r, column: c }
+        reach++
         html.push(`<span role="gridcell" class="l-${cell.access}" data-a="${cell.access}" aria-label="${escapeHtml(`${team.name} on ${ws.name}: ${cell.access}`)}">${LETTER[cell.access]}</span>`)
       }
     })
@@ -204,7 +206,6 @@ function draw (): void {
   active = first ?? { row: 0, column: 0 }
   const start = cellAt(active.row, active.column)
   if (start !== undefined) start.tabIndex = 0
-  const reach = teams.reduce((n, t) => n + workspaces.filter((ws) => w.cells.get(t.id)?.has(ws.id) === true && (level === '' || w.cells.get(t.id)?.get(ws.id)?.access === level)).length, 0)
   const user = $<HTMLInputElement>('filter-user').value.trim()
   $('summary').textContent = `${teams.length} ${teams.length === 1 ? 'team' : 'teams'} × ${workspaces.length} ${workspaces.length === 1 ? 'workspace' : 'workspaces'}, ${reach} with access` +
     (user === '' ? '' : ` — ${user} is in ${view.userTeams} ${view.userTeams === 1 ? 'team' : 'teams'}`)
