@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createServer, connect, type AddressInfo } from 'node:net'
 import pg from 'pg'
 import { sql } from 'kysely'
 import { buildApp } from '../src/app.js'
@@ -57,6 +58,36 @@ t.test('database faults: stop under load, pool exhaustion, lock waits, recovery'
     const row = await app.db.selectFrom('team_workspaces').select('access').where('id', '=', 'tws-red-prod').executeTakeFirstOrThrow()
     t.equal(row.access, 'custom', 'nothing changed')
     await recordFigure('lock wait', `503 after ${ms} ms behind a row lock (lock timeout ${STATEMENT_MS} ms), row unchanged`, `503 within ${STATEMENT_MS} ms + 1000`)
+  })
+
+  t.test('a database that stops answering (the network drops its answers): 503 at the read timeout, then recovery', async (t) => {
+    // a proxy in front of the server that, frozen, drops what the server sends: no statement_timeout reaches the service then
+    let frozen = false
+    const proxy = createServer((client) => {
+      const upstream = connect(PORT, '127.0.0.1')
+      client.on('data', (data) => upstream.write(data))
+      upstream.on('data', (data) => { if (!frozen) client.write(data) })
+      client.on('close', () => upstream.destroy())
+      upstream.on('close', () => client.destroy())
+      client.on('error', () => {})
+      upstream.on('error', () => {})
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => { proxy.close() })
+    const proxied = url.replace(`:${PORT}/`, `:${(proxy.address() as AddressInfo).port}/`)
+    const behind = await buildApp(testConfig({ url: proxied }, { databaseTimeouts: { poolSize: 1, connectionTimeoutMs: CONNECT_MS, statementTimeoutMs: STATEMENT_MS } }), { logger: false })
+    t.teardown(() => behind.close())
+    const showBehind = () => behind.inject({ url: '/api/v2/team-workspaces/tws-writers-prod', headers: auth })
+    t.equal((await showBehind()).statusCode, 200, 'answered through the proxy (the pool\'s one connection open)')
+    frozen = true
+    const { value: res, ms } = await timed(showBehind)
+    t.equal(res.statusCode, 503)
+    t.match(res.json(), { errors: [{ status: '503', title: 'service unavailable' }] })
+    // the open connection's statement waited for the read timeout (statement timeout + 1 s): not a new connection's timeout
+    t.ok(ms >= STATEMENT_MS + 1000 - 100 && ms < STATEMENT_MS + 2500, `answered in ${ms} ms (read timeout ${STATEMENT_MS + 1000} ms)`)
+    frozen = false
+    t.equal((await showBehind()).statusCode, 200, 'answering again: a new connection, and 200')
+    await recordFigure('database stops answering', `503 after ${ms} ms on an open connection whose answers are lost (read timeout ${STATEMENT_MS + 1000} ms), 200 once it answers again`, `503 within ${STATEMENT_MS} ms + 2500`)
   })
 
   t.test('the database stops under load: 503s, no hang, no crash; started again, the service recovers by itself', async (t) => {

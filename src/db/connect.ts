@@ -74,15 +74,13 @@ export async function connect (location: DatabaseLocation, options: DatabaseTime
       connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
       statement_timeout: options.statementTimeoutMs ?? 5000,
       lock_timeout: options.statementTimeoutMs ?? 5000,
-      // a server that stops answering altogether (no statement_timeout can fire then)
-      query_timeout: (options.statementTimeoutMs ?? 5000) + 1000,
       idle_in_transaction_session_timeout: 10_000,
       idleTimeoutMillis: 30_000,
       application_name: 'team-access'
     })
     // an idle client's error (server restart, network) must not kill the process
     pgPool.on('error', (err) => options.onPoolError?.(err))
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements(pgPool, options.onPoolError) }), log: options.log })
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements(pgPool, options.onPoolError, { readTimeoutMs: (options.statementTimeoutMs ?? 5000) + 1000 }) }), log: options.log })
     const max = options.poolSize ?? 10
     const pool = (): PoolUsage => ({ max, total: pgPool.totalCount, idle: pgPool.idleCount, waiting: pgPool.waitingCount })
     return { db: inSchema(db, schema), schema, engine: 'postgres', pool, close: () => db.destroy() }
@@ -135,7 +133,14 @@ function statementName (text: string): string | undefined {
   return name
 }
 
-export function preparedStatements (pool: pg.Pool, onError?: (err: Error) => void): PostgresPool {
+export function preparedStatements (pool: pg.Pool, onError?: (err: Error) => void, options: {
+  /**
+   * A statement not answered within this time (a server that stops answering altogether: no
+   * statement_timeout can fire then) fails with `Query read timeout`, and its connection is closed
+   * and leaves the pool. Unset: no limit, as pg's own default.
+   */
+  readTimeoutMs?: number
+} = {}): PostgresPool {
   const listening = new WeakSet<pg.PoolClient>()
   return {
     connect: async () => {
@@ -150,7 +155,21 @@ export function preparedStatements (pool: pg.Pool, onError?: (err: Error) => voi
         query: ((text: unknown, values?: unknown[]) => {
           if (typeof text !== 'string') return client.query(text as any) // a cursor
           const name = statementName(text)
-          return name === undefined ? client.query(text, values) : client.query({ name, text, values })
+          const config: pg.QueryConfig = name === undefined ? { text, values } : { name, text, values }
+          const { readTimeoutMs } = options
+          if (readTimeoutMs === undefined) return client.query(config)
+          // the read timeout is ours, not pg's query_timeout: pg's timer holds the statement, and
+          // through it every result, on the heap until a full collection (measured: a streamed
+          // access review's whole output promoted to the old generation). This timer holds only the
+          // connection; closing it fails the statement.
+          return new Promise((resolve, reject) => {
+            const timer = setTimeout(() => { client.connection.stream.destroy(new Error('Query read timeout')) }, readTimeoutMs)
+            client.query(config, (err, result) => {
+              clearTimeout(timer)
+              if (err === undefined || err === null) resolve(result as any)
+              else reject(err)
+            })
+          })
         }) as PostgresPoolClient['query'],
         release: () => client.release()
       }
