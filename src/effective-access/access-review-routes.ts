@@ -35,53 +35,67 @@ function grantedBy (grants: readonly GrantSource[]): string {
   }).join('; ')
 }
 
-/** An entry's CSV lines: one per member of its team (a team with no member: one line with no username — its tokens act through it). */
-function csvLines (entry: ReviewEntry): string {
-  const p = entry.permissions!
-  const rest = [entry.team.name, entry.team.visibility, entry.workspace.name, entry.workspace.projectName, entry.access!, p.runs, p.variables,
-    p['state-versions'], p['sentinel-mocks'], String(p['workspace-locking']), String(p['run-tasks']), grantedBy(entry.grants)].map(csvField).join(',')
-  const users = entry.team.members.length === 0 ? [''] : entry.team.members
-  return users.map((username) => `${csvField(username)},${rest}\r\n`).join('')
+/**
+ * An organization's CSV lines, entry by entry: one per member of its team (a team with no member:
+ * one line with no username — its tokens act through it). The entries come team after team and
+ * share their team's object and their explanation's grants (the repository's `entries`), so the
+ * fields of a team and of a grant are written once per team, not once per line.
+ */
+function csvLines (): (entry: ReviewEntry) => string {
+  let team: ReviewEntry['team'] | undefined
+  let heads: string[] = []
+  let tails = new Map<readonly GrantSource[], string>()
+  return (entry) => {
+    if (entry.team !== team) {
+      team = entry.team
+      const fields = `${csvField(team.name)},${csvField(team.visibility)},`
+      heads = (team.members.length === 0 ? [''] : team.members).map((username) => `${csvField(username)},${fields}`)
+      tails = new Map()
+    }
+    let tail = tails.get(entry.grants)
+    if (tail === undefined) {
+      const p = entry.permissions!
+      tail = [entry.access!, p.runs, p.variables, p['state-versions'], p['sentinel-mocks'], String(p['workspace-locking']), String(p['run-tasks']), grantedBy(entry.grants)]
+        .map(csvField).join(',') + '\r\n'
+      tails.set(entry.grants, tail)
+    }
+    const workspace = `${csvField(entry.workspace.name)},${csvField(entry.workspace.projectName)},`
+    let lines = ''
+    for (const head of heads) lines += head + workspace + tail
+    return lines
+  }
 }
 
 /** Workspaces a statement reads for one team when the whole organization is streamed: what it holds in memory at once. */
 const SLICE = 500
 
-/** The organization's entries in the pages' order, team after team, a slice of workspaces per statement. */
-async function * entriesOf (repository: AccessReviewRepository, organizationId: string): AsyncGenerator<ReviewEntry> {
-  for (const team of await repository.teams(organizationId)) {
-    let after: { name: string, id: string } | undefined
-    for (;;) {
-      const entries = await repository.ofTeam(organizationId, team.id, team.members, SLICE, after)
-      yield * entries
-      if (entries.length < SLICE) break
-      const last = entries[entries.length - 1]!.workspace
-      after = { name: last.name, id: last.id }
-    }
-  }
-}
-
-/** `head`, each entry as `format` gives it, `tail` — in chunks of about 64 KiB. */
-async function * chunked (entries: AsyncIterable<ReviewEntry>, head: string, format: (entry: ReviewEntry, index: number) => string, tail: string): AsyncGenerator<string> {
+/**
+ * `head`, each entry as `format` gives it, `tail` — as bytes, in chunks of about 64 KiB. A chunk is
+ * encoded as soon as it is full: as a string it would be a rope of every piece of every line,
+ * kept on the heap while it waits to be written.
+ */
+async function * chunked (slices: AsyncIterable<ReviewEntry[]>, head: string, format: (entry: ReviewEntry, index: number) => string, tail: string): AsyncGenerator<Buffer> {
   let chunk = head
   let index = 0
-  for await (const entry of entries) {
-    chunk += format(entry, index++)
-    if (chunk.length >= 65_536) {
-      yield chunk
-      chunk = ''
+  for await (const entries of slices) {
+    for (const entry of entries) {
+      chunk += format(entry, index++)
+      if (chunk.length >= 65_536) {
+        yield Buffer.from(chunk)
+        chunk = ''
+      }
     }
   }
-  yield chunk + tail
+  yield Buffer.from(chunk + tail)
 }
 
 /** The organization's CSV: the header, then every entry's lines. */
 const csvOf = (repository: AccessReviewRepository, organizationId: string) =>
-  chunked(entriesOf(repository, organizationId), `${ACCESS_REVIEW_CSV_COLUMNS.join(',')}\r\n`, csvLines, '')
+  chunked(repository.entries(organizationId, SLICE), `${ACCESS_REVIEW_CSV_COLUMNS.join(',')}\r\n`, csvLines(), '')
 
 /** The organization's every entry as one JSON:API document, unpaginated (DESIGN §4: no page parameters). */
 const documentOf = (repository: AccessReviewRepository, organizationId: string) =>
-  chunked(entriesOf(repository, organizationId), '{"data":[', (entry, index) => `${index === 0 ? '' : ','}${JSON.stringify(toEntry(entry))}`, ']}')
+  chunked(repository.entries(organizationId, SLICE), '{"data":[', (entry, index) => `${index === 0 ? '' : ','}${JSON.stringify(toEntry(entry))}`, ']}')
 
 function toEntry (entry: ReviewEntry): AccessReviewEntry {
   return {

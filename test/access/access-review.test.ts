@@ -1,7 +1,7 @@
 import t from 'tap'
 import { bearer, build, ENGINE } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
-import { AccessReviewRepository } from '../../src/effective-access/access-review-repository.js'
+import { AccessReviewRepository, type ReviewEntry } from '../../src/effective-access/access-review-repository.js'
 
 /**
  * The access review (DESIGN §12.1), `GET /organizations/:org/access-review`: owners only (everyone
@@ -100,11 +100,28 @@ t.test(`the access review (${ENGINE})`, async (t) => {
   t.notOk(lines.slice(1).some((line) => /^[=+\-@]/.test(line) || /,[=+\-@]/.test(line)), 'no field starts as a formula')
   // the CSV reads a team's workspaces a slice at a time: slices of one walk the same entries
   const repository = new AccessReviewRepository(app.db)
-  const whole = await repository.ofTeam('org-acme', 'team-owners', ['owner'], 100)
-  const sliced = []
-  for (let after: { name: string, id: string } | undefined, slice = await repository.ofTeam('org-acme', 'team-owners', ['owner'], 1); slice.length > 0;
-    after = { name: slice[0]!.workspace.name, id: slice[0]!.workspace.id }, slice = await repository.ofTeam('org-acme', 'team-owners', ['owner'], 1, after)) sliced.push(...slice)
-  t.equal(whole.length, 2)
+  const walk = async (size: number) => {
+    const found = []
+    for await (const slice of repository.entries('org-acme', size)) found.push(...slice)
+    return found
+  }
+  const whole = await walk(100)
+  const sliced = await walk(1)
+  t.equal(whole.length, entries.length, 'as many as the document\'s entries')
+  t.same(whole.map((e) => `${e.team.id}:${e.workspace.id}`), entries.map((e) => e.id), 'in the document\'s order')
   t.same(sliced, whole, 'slices of one workspace, walked, are the whole')
   t.same(new Set(lines.slice(1).map((line) => line.replace(/^"(?:[^"]|"")*"/, 'quoted').split(',')[1])), new Set(entries.map((e) => e.attributes['team-name'])), 'every team of the entries')
+
+  // a team's grants are read before its workspaces: a row made between the two reads is read with them
+  const index = whole.findIndex((e, i) => i > 0 && whole[i - 1]!.team.id === e.team.id && !e.grants.some((g) => g.kind === 'team-access' || g.kind === 'owners'))
+  const [before, later] = [whole[index - 1]!, whole[index]!]
+  const stream = repository.entries('org-acme', 1)
+  let step = await stream.next()
+  while (step.done !== true && (step.value[0]!.team.id !== before.team.id || step.value[0]!.workspace.id !== before.workspace.id)) step = await stream.next()
+  const made = await app.inject({ method: 'POST', url: '/api/v2/team-workspaces', headers: { ...bearer(TOKENS.owner), 'content-type': 'application/vnd.api+json' }, payload: { data: { type: 'team-workspaces', attributes: { access: 'admin' }, relationships: { team: { data: { id: later.team.id, type: 'teams' } }, workspace: { data: { id: later.workspace.id, type: 'workspaces' } } } } } })
+  t.equal(made.statusCode, 200)
+  const after = ((await stream.next()).value as ReviewEntry[])[0]!
+  t.same([after.workspace.id, after.access, after.grants.map((g) => g.kind).includes('team-access')], [later.workspace.id, 'admin', true], 'the new row, with its grant, in the stream under way')
+  await stream.return(undefined)
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/team-workspaces/${made.json().data.id as string}`, headers: bearer(TOKENS.owner) })).statusCode, 204)
 })
