@@ -160,14 +160,26 @@ export function preparedStatements (pool: pg.Pool, onError?: (err: Error) => voi
           if (readTimeoutMs === undefined) return client.query(config)
           // the read timeout is ours, not pg's query_timeout: pg's timer holds the statement, and
           // through it every result, on the heap until a full collection (measured: a streamed
-          // access review's whole output promoted to the old generation). This timer holds only the
-          // connection; closing it fails the statement.
+          // access review's whole output promoted to the old generation). This timer holds the
+          // connection and a holder that the answer empties, never the answer.
           return new Promise((resolve, reject) => {
-            const timer = setTimeout(() => { client.connection.stream.destroy(new Error('Query read timeout')) }, readTimeoutMs)
+            const pending: { reject?: (err: Error) => void } = { reject }
+            const timer = setTimeout(() => {
+              const err = new Error('Query read timeout')
+              pending.reject?.(err)
+              pending.reject = undefined
+              // the connection is closed, so that the pool drops it on release (pg-native has no socket of its own: ended)
+              const stream = (client as { connection?: { stream?: { destroy: (err: Error) => void } } }).connection?.stream
+              if (stream !== undefined) stream.destroy(err)
+              else client.end().catch(() => {})
+            }, readTimeoutMs)
             client.query(config, (err, result) => {
               clearTimeout(timer)
+              const fail = pending.reject
+              pending.reject = undefined
+              if (fail === undefined) return // timed out: already refused
               if (err === undefined || err === null) resolve(result as any)
-              else reject(err)
+              else fail(err)
             })
           })
         }) as PostgresPoolClient['query'],

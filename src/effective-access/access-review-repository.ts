@@ -1,4 +1,4 @@
-import { sql, type AliasedExpression, type Kysely, type QueryCreator, type RawBuilder } from 'kysely'
+import { sql, type Kysely, type QueryCreator, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
 import { PERMISSION_COLUMN_NAMES } from '../access/permission-columns.js'
 import { teamGrants, withGrants } from '../access/grants.js'
@@ -52,11 +52,11 @@ const REACHED_COLUMNS = ['workspace_id', 'workspace_name', 'project_id', 'projec
  * A query's rows as one value, a JSON array of arrays of `columns` (in the order of `order`): the
  * streamed review reads each team's rows so — one string for the driver to read instead of a row
  * object of strings per workspace (a third less allocated), and one statement can answer two
- * lists (a team's first slice and its grants). `rowsOf` reads it back.
+ * lists (a slice and its grants). `rowsOf` reads it back.
  */
-const jsonArrayOf = (rows: { as: (alias: 's') => AliasedExpression<any, 's'> }, columns: readonly string[], order: readonly string[] = []): RawBuilder<string> =>
+const jsonArrayOf = (rows: RawBuilder<unknown>, columns: readonly string[], order: readonly string[] = []): RawBuilder<string> =>
   sql<string>`(select coalesce(json_agg(json_build_array(${sql.join(columns.map((c) => sql.ref(`s.${c}`)))})${
-    order.length === 0 ? sql`` : sql` order by ${sql.join(order.map((c) => sql.ref(`s.${c}`)))}`}), '[]')::text from ${rows.as('s')})`
+    order.length === 0 ? sql`` : sql` order by ${sql.join(order.map((c) => sql.ref(`s.${c}`)))}`}), '[]')::text from ${rows} as s)`
 
 /** The rows of a `jsonArrayOf`, as objects of its `columns`. */
 function rowsOf<T> (text: string, columns: readonly string[]): T[] {
@@ -66,9 +66,6 @@ function rowsOf<T> (text: string, columns: readonly string[]): T[] {
     return row as T
   })
 }
-
-/** Each combination of a team's grants (a row of `pairs`), explained, by `grantKey`. */
-const explained = (grants: readonly PairRow[]): Map<string, Explanation> => new Map(grants.map((grant) => [grantKey(grant), explainAccess([teamGrantsOf(grant)])]))
 
 /** Which of a team's grants a workspace holds: its row there and its project row, if any. */
 const grantKey = (row: Pick<PairRow, 'row_id' | 'tp_id'>): string => `${row.row_id ?? ''} ${row.tp_id ?? ''}`
@@ -169,25 +166,23 @@ export class AccessReviewRepository {
   /**
    * Every entry of the organization, in the pages' order, a slice at a time: team after team, its
    * workspaces `slice` at a time (by name, id), each only the workspace and the ids of the grants it
-   * holds there; the team's grants, explained once, come with its first slice. So the whole
-   * organization streams with one slice of small entries in memory, whatever its size.
+   * holds there, with those grants in the same statement, each combination explained once. So the
+   * whole organization streams with one slice of small entries in memory, whatever its size, and
+   * each slice as its statement read it (the review is not one snapshot: a team's slices are not).
    */
   async * entries (organizationId: string, slice: number): AsyncGenerator<ReviewEntry[]> {
     for (const team of await this.teams(organizationId)) {
-      let explanations = new Map<string, Explanation>()
       let after: ReachedRow | undefined
       for (;;) {
         const read = await this.sliceOf(organizationId, team.id, slice, after)
-        if (read.grants !== undefined) explanations = explained(read.grants)
-        // a grant made since the team's were read: read them again (the review is not one snapshot)
-        if (read.rows.some((row) => !explanations.has(grantKey(row)))) explanations = explained((await this.sliceOf(organizationId, team.id, 0)).grants!)
-        const entries = read.rows.flatMap((row) => {
-          const explanation = explanations.get(grantKey(row))
-          // a grant made and removed again between the two reads: there is nothing to say of it
-          if (explanation === undefined) return []
-          return [{ team, workspace: { id: row.workspace_id, name: row.workspace_name, projectId: row.project_id, projectName: row.project_name }, ...explanation }]
-        })
-        if (entries.length > 0) yield entries
+        const explanations = new Map(read.grants.map((grant) => [grantKey(grant), explainAccess([teamGrantsOf(grant)])]))
+        if (read.rows.length > 0) {
+          yield read.rows.map((row) => ({
+            team,
+            workspace: { id: row.workspace_id, name: row.workspace_name, projectId: row.project_id, projectName: row.project_name },
+            ...explanations.get(grantKey(row))!
+          }))
+        }
         if (read.rows.length < slice) break
         after = read.rows[read.rows.length - 1]
       }
@@ -196,26 +191,24 @@ export class AccessReviewRepository {
 
   /**
    * At most `limit` of the workspaces a team reaches, after the workspace `after`, by name and id:
-   * the workspace, and the ids of its grants. The first slice (no `after`) comes with the team's
-   * grants: each combination that some workspace holds (its flags, with one of its rows or none,
-   * with one of its project rows or none) — a team with flags on 5,000 workspaces has a handful.
+   * the workspace and the ids of its grants; and those grants, each combination of them once (the
+   * team's flags, with one of its rows or none, with one of its project rows or none).
    */
-  private async sliceOf (organizationId: string, teamId: string, limit: number, after?: ReachedRow): Promise<{ rows: ReachedRow[], grants?: PairRow[] }> {
+  private async sliceOf (organizationId: string, teamId: string, limit: number, after?: ReachedRow): Promise<{ rows: ReachedRow[], grants: PairRow[] }> {
     const values = [teamId, organizationId, limit, ...(after === undefined ? [] : [after.workspace_name, after.workspace_id])]
-    const query = this.shapes.compile(`slice:${after === undefined ? 'first' : 'after'}`, values, ([team, organization, max, name, id]) => {
-      // typed loosely: `reached` is the statement's CTE (below)
-      const db = this.db as unknown as Kysely<any>
-      let slice = db.selectFrom('reached as r').selectAll('r')
-      if (name !== undefined) slice = slice.where(sql<boolean>`(r.workspace_name, r.workspace_id) > (${name}, ${id})`)
-      const rows = jsonArrayOf(slice.orderBy('r.workspace_name').orderBy('r.workspace_id').limit(max as unknown as number), REACHED_COLUMNS, ['workspace_name', 'workspace_id'])
-      const grants = jsonArrayOf(db.selectFrom('reached as r').selectAll('r').distinctOn(['r.row_id', 'r.tp_id']), GRANT_COLUMNS)
-      return this.reached(team!, organization!).selectNoFrom([rows.as('rows'), ...(name === undefined ? [grants.as('grants')] : [])])
-    })
-    const [read] = (await this.db.executeQuery<{ rows: string, grants?: string }>(query)).rows
-    return {
-      rows: rowsOf<ReachedRow>(read!.rows, REACHED_COLUMNS),
-      ...(read!.grants === undefined ? {} : { grants: rowsOf<PairRow>(read!.grants, GRANT_COLUMNS) })
-    }
+    const query = this.shapes.compile(`slice:${after === undefined ? 'first' : 'after'}`, values, ([team, organization, max, name, id]) =>
+      this.reached(team!, organization!)
+        .with('slice', (qc) => {
+          let slice = (qc as QueryCreator<any>).selectFrom('reached as r').selectAll('r')
+          if (name !== undefined) slice = slice.where(sql<boolean>`(r.workspace_name, r.workspace_id) > (${name}, ${id})`)
+          return slice.orderBy('r.workspace_name').orderBy('r.workspace_id').limit(max as unknown as number)
+        })
+        .selectNoFrom([
+          jsonArrayOf(sql`(select * from slice)`, REACHED_COLUMNS, ['workspace_name', 'workspace_id']).as('rows'),
+          jsonArrayOf(sql`(select distinct on (row_id, tp_id) * from slice)`, GRANT_COLUMNS).as('grants')
+        ]))
+    const [read] = (await this.db.executeQuery<{ rows: string, grants: string }>(query)).rows
+    return { rows: rowsOf<ReachedRow>(read!.rows, REACHED_COLUMNS), grants: rowsOf<PairRow>(read!.grants, GRANT_COLUMNS) }
   }
 
   /** The `reached` CTE of one team of an organization: its pairs with their grants. */

@@ -38,19 +38,19 @@ function grantedBy (grants: readonly GrantSource[]): string {
 /**
  * An organization's CSV lines, entry by entry: one per member of its team (a team with no member:
  * one line with no username — its tokens act through it). The entries come team after team and
- * share their team's object and their explanation's grants (the repository's `entries`), so the
- * fields of a team and of a grant are written once per team, not once per line.
+ * share their team's object and, within a slice, their explanation's grants (the repository's
+ * `entries`), so the fields of a team and of an explanation are written once, not once per line.
  */
 function csvLines (): (entry: ReviewEntry) => string {
   let team: ReviewEntry['team'] | undefined
   let heads: string[] = []
-  let tails = new Map<readonly GrantSource[], string>()
+  // an explanation's fields, for as long as its entries are alive (a slice's)
+  const tails = new WeakMap<readonly GrantSource[], string>()
   return (entry) => {
     if (entry.team !== team) {
       team = entry.team
       const fields = `${csvField(team.name)},${csvField(team.visibility)},`
       heads = (team.members.length === 0 ? [''] : team.members).map((username) => `${csvField(username)},${fields}`)
-      tails = new Map()
     }
     let tail = tails.get(entry.grants)
     if (tail === undefined) {

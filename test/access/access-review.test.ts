@@ -123,5 +123,14 @@ t.test(`the access review (${ENGINE})`, async (t) => {
   const after = ((await stream.next()).value as ReviewEntry[])[0]!
   t.same([after.workspace.id, after.access, after.grants.map((g) => g.kind).includes('team-access')], [later.workspace.id, 'admin', true], 'the new row, with its grant, in the stream under way')
   await stream.return(undefined)
+  // and a row changed between two slices of its team is read as it is then (each slice brings its own grants)
+  const changing = repository.entries('org-acme', 1)
+  step = await changing.next()
+  while (step.done !== true && (step.value[0]!.team.id !== before.team.id || step.value[0]!.workspace.id !== before.workspace.id)) step = await changing.next()
+  const changed = await app.inject({ method: 'PATCH', url: `/api/v2/team-workspaces/${made.json().data.id as string}`, headers: { ...bearer(TOKENS.owner), 'content-type': 'application/vnd.api+json' }, payload: { data: { type: 'team-workspaces', attributes: { access: 'read' } } } })
+  t.equal(changed.statusCode, 200)
+  const now = ((await changing.next()).value as ReviewEntry[])[0]!
+  t.same([now.workspace.id, now.grants.find((g) => g.kind === 'team-access')?.access], [later.workspace.id, 'read'], 'the changed row as it is now, not as the team\'s first slice read it')
+  await changing.return(undefined)
   t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/team-workspaces/${made.json().data.id as string}`, headers: bearer(TOKENS.owner) })).statusCode, 204)
 })
