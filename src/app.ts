@@ -83,11 +83,6 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
     // a server that is closing still answers what reaches it — with our documents, not
     // Fastify's own 503 — until it has drained (preClose below)
     return503OnClosing: false,
-    // nor does it drop the connections it sees as idle once preClose is done: on a loaded machine
-    // that reset requests accepted but not yet read (the shutdown fault test's 500 lists: about
-    // half the runs had 20-220 resets, and 1 of 6 with this). Node's server.close, when the
-    // listener has drained, still ends the idle keep-alive connections.
-    forceCloseConnections: false,
     // bodies are JSON documents of a few hundred bytes; the plugin sets its own tighter limit
     bodyLimit: 1024 * 1024,
     // no client can hold every file descriptor, nor a connection forever (./listener.ts)
