@@ -72,12 +72,15 @@ const grantKey = (row: Pick<PairRow, 'row_id' | 'tp_id'>): string => `${row.row_
 
 /** A row of `pairs` as its entry; `members` the team's usernames. */
 export function reviewEntryOf (row: PairRow, members: string[]): ReviewEntry {
-  return {
-    team: { id: row.team_id, name: row.team_name, visibility: row.visibility, members },
-    workspace: { id: row.workspace_id, name: row.workspace_name, projectId: row.project_id, projectName: row.project_name },
-    ...explainAccess([teamGrantsOf(row)])
-  }
+  return { team: { id: row.team_id, name: row.team_name, visibility: row.visibility, members }, workspace: workspaceOf(row), ...explanationOf(row) }
 }
+
+/** The workspace of a row of `pairs`, as an entry names it. */
+const workspaceOf = (row: ReachedRow): ReviewEntry['workspace'] =>
+  ({ id: row.workspace_id, name: row.workspace_name, projectId: row.project_id, projectName: row.project_name })
+
+/** What a team's grants on a workspace (a row of `pairs`) give, and why. */
+const explanationOf = (row: GrantRow): Explanation => explainAccess([teamGrantsOf(row)])
 
 /** The usernames of a team's members, sorted (null: none); `team` names the team id's column. */
 const membersOf = (team: string): RawBuilder<string[] | null> =>
@@ -175,14 +178,8 @@ export class AccessReviewRepository {
       let after: ReachedRow | undefined
       for (;;) {
         const read = await this.sliceOf(organizationId, team.id, slice, after)
-        const explanations = new Map(read.grants.map((grant) => [grantKey(grant), explainAccess([teamGrantsOf(grant)])]))
-        if (read.rows.length > 0) {
-          yield read.rows.map((row) => ({
-            team,
-            workspace: { id: row.workspace_id, name: row.workspace_name, projectId: row.project_id, projectName: row.project_name },
-            ...explanations.get(grantKey(row))!
-          }))
-        }
+        const explanations = new Map(read.grants.map((grant) => [grantKey(grant), explanationOf(grant)]))
+        if (read.rows.length > 0) yield read.rows.map((row) => ({ team, workspace: workspaceOf(row), ...explanations.get(grantKey(row))! }))
         if (read.rows.length < slice) break
         after = read.rows[read.rows.length - 1]
       }
