@@ -183,8 +183,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   app.addHook('preClose', async () => {
     closing = true
     if (!app.server.listening) return
-    const { ms, connections } = await drainListener(app.server, options.drain)
-    app.log.info({ ms, connections }, 'listener closed; finishing the requests in flight')
+    const { ms, connections, queued } = await drainListener(app.server, options.drain)
+    app.log.info({ ms, connections, queuedAtSignal: queued }, 'listener closed; finishing the requests in flight')
   })
   app.addHook('onListen', async () => {
     if (app.demoSeeded) logDemo(app)

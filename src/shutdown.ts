@@ -1,4 +1,5 @@
-import { Server } from 'node:net'
+import { readFileSync } from 'node:fs'
+import { Server, type AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 export interface DrainOptions {
@@ -6,6 +7,11 @@ export interface DrainOptions {
   quietMs?: number
   /** ... or this long after the drain began, whatever keeps arriving, ms. */
   maxMs?: number
+  /**
+   * ... but not before the connections the kernel had queued when the drain began are taken —
+   * unless this long has passed, ms.
+   */
+  backlogMaxMs?: number
 }
 
 /** A turn of the event loop that includes its poll phase: sockets with data ready get read. */
@@ -24,24 +30,35 @@ const pollPhase = () => new Promise<void>((resolve) => setImmediate(resolve))
  *
  * A busy event loop runs its timers before it reads its sockets: a quiet period counts only once
  * a poll phase has passed without a new connection.
+ *
+ * Node takes one queued connection per turn of its event loop, and a turn of a loaded server can
+ * last most of a second: a burst of connections can still be queued seconds after the signal.
+ * They were opened before it, so `maxMs` does not cut them off: the drain counts what the
+ * kernel has queued when it begins (Linux: the listening socket's line in /proc/net/tcp) and
+ * keeps the listener open until that many are taken, or `backlogMaxMs` has passed.
  */
-export async function drainListener (server: Server, options: DrainOptions = {}): Promise<{ ms: number, connections: number }> {
+export async function drainListener (server: Server, options: DrainOptions = {}): Promise<{ ms: number, connections: number, queued: number }> {
   const quietMs = options.quietMs ?? 500
   const maxMs = options.maxMs ?? 3000
+  const backlogMaxMs = Math.max(maxMs, options.backlogMaxMs ?? 6000)
   const began = Date.now()
   let last = began
   let connections = 0
   const arrived = () => { last = Date.now(); connections++ }
+  // read at once, before the loop takes another: the queue is first in, first out, so the first
+  // `queued` connections taken from here on are the ones it held
+  const queued = acceptQueueLength(server)
   server.on('connection', arrived)
   try {
     for (;;) {
       const now = Date.now()
-      const wait = Math.min(last + quietMs, began + maxMs) - now
+      const until = began + (connections < queued ? backlogMaxMs : maxMs)
+      const wait = Math.min(last + quietMs, until) - now
       if (wait > 0) {
         await sleep(wait)
         continue
       }
-      if (now - began >= maxMs) break
+      if (now >= until) break
       const before = connections
       await pollPhase()
       if (connections === before) break
@@ -54,5 +71,27 @@ export async function drainListener (server: Server, options: DrainOptions = {})
   await pollPhase()
   await sleep(50)
   await pollPhase()
-  return { ms: Date.now() - began, connections }
+  return { ms: Date.now() - began, connections, queued }
+}
+
+/**
+ * How many connections the kernel has completed for this listener that the process has not yet
+ * accepted: the `rx_queue` of its LISTEN line in /proc/net/tcp or tcp6. 0 where there is no such
+ * file (not Linux) or no such line.
+ */
+export function acceptQueueLength (server: Server): number {
+  const address = server.address()
+  if (address === null || typeof address === 'string') return 0
+  const port = (address as AddressInfo).port.toString(16).toUpperCase().padStart(4, '0')
+  let queued = 0
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = ''
+    try { text = readFileSync(table, 'latin1') } catch {}
+    for (const line of text.split('\n').slice(1)) {
+      // sl local_address rem_address st tx_queue:rx_queue ... — st 0A is LISTEN
+      const [, local, , state, queues] = line.trim().split(/\s+/)
+      if (state === '0A' && local?.endsWith(`:${port}`) === true) queued += parseInt(queues?.split(':')[1] ?? '0', 16) || 0
+    }
+  }
+  return queued
 }

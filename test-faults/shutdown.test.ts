@@ -72,10 +72,19 @@ await setup.close()
 /** The built server on the test's PostgreSQL, ready. */
 /**
  * One caller's hundreds of requests at once are the point here: no per-caller cap, a pool as large
- * as the requests held in the database, and a long wait allowed — unless a test asks for the
- * standalone defaults.
+ * as the requests held in the database, long waits allowed (for a pool connection too: 150 new
+ * PostgreSQL connections at once take seconds on a loaded 2-core machine), and no load shedding
+ * (its 503s under an event-loop delay are tested in test/load-shedding.test.ts) — unless a test
+ * asks for the standalone defaults.
  */
-const ROOMY = { CALLER_CONCURRENCY: '0', QUEUE_WAIT_MS: '20000', DB_POOL_SIZE: '150', DB_STATEMENT_TIMEOUT_MS: '20000' }
+const ROOMY = {
+  CALLER_CONCURRENCY: '0',
+  QUEUE_WAIT_MS: '20000',
+  DB_POOL_SIZE: '150',
+  DB_STATEMENT_TIMEOUT_MS: '20000',
+  DB_CONNECTION_TIMEOUT_MS: '20000',
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: '0'
+}
 
 async function startServer (t: Test, settings: Record<string, string> = ROOMY): Promise<{ server: ChildProcess, exited: Promise<{ code: number | null, at: number }> }> {
   const server = spawn(process.execPath, [projectFile('dist/src/server.js')], {

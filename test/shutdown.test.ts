@@ -1,7 +1,8 @@
 import t from 'tap'
 import { Agent, request } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, createServer, type AddressInfo } from 'node:net'
 import { buildApp } from '../src/app.js'
+import { drainListener } from '../src/shutdown.js'
 import { applySeed } from '../src/directory/seed.js'
 import { freshLocation, testConfig, ENGINE } from './helper.js'
 import { TOKENS, world } from './fixtures/world.js'
@@ -73,4 +74,32 @@ t.test(`connections that never stop arriving do not keep it open past the drain'
   await closed
   t.ok(done, 'closed while connections kept arriving')
   t.ok(seen.has('200'), `answered during the drain (${[...seen].join(', ')})`)
+})
+
+t.test('a burst still queued in the kernel when the drain begins is taken, whatever maxMs says', async (t) => {
+  // Node takes one queued connection per turn of its event loop; here every turn lasts 40 ms, as a
+  // loaded server's can: 30 connections queued at the drain take 1.2 s to accept, past maxMs
+  const server = createServer((socket) => {
+    for (const until = Date.now() + 40; Date.now() < until;);
+    socket.end('answered')
+  })
+  t.teardown(() => server.close())
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  const answers = Array.from({ length: 30 }, () => new Promise<string>((resolve) => {
+    let text = ''
+    connect(port, '127.0.0.1')
+      .on('data', (d) => { text += String(d) })
+      .on('end', () => resolve(text))
+      .on('error', (err: NodeJS.ErrnoException) => resolve(errorCode(err)))
+      .end('a request')
+  }))
+  // the connections are opened on the next tick; the drain begins before the loop accepts any
+  await new Promise((resolve) => process.nextTick(resolve))
+  const drained = await drainListener(server, { quietMs: 100, maxMs: 200 })
+  const tally: Record<string, number> = {}
+  for (const answer of await Promise.all(answers)) tally[answer] = (tally[answer] ?? 0) + 1
+  t.same(tally, { answered: 30 }, `30 answered (${JSON.stringify(tally)}), none reset`)
+  t.ok(drained.queued >= 25, `the kernel's queue read at the drain's start: ${drained.queued}`)
+  t.ok(drained.ms > 1000, `the listener stayed open until they were taken (${drained.ms} ms, maxMs 200)`)
 })
