@@ -189,6 +189,44 @@ t.test('the access review page', async (t) => {
     t.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), label, 'and focus returns to the cell')
   })
 
+  await t.test('in a short window only the rows in view are in the DOM; scrolling and the keyboard reach every row', async (t) => {
+    const tall = await readMatrix((await signIn(t, browser, origin, tokens.owner)).page)
+    const { page, problems } = await signIn(t, browser, origin, tokens.owner, { width: 1280, height: 420 })
+    const teams = await everyTeam(app, tokens.owner)
+    const atFirst = await page.$$eval('#matrix .body [role="row"]', (rows) => rows.length)
+    t.ok(atFirst < teams.length, `${atFirst} of ${teams.length} rows in the DOM at first`)
+    const short = await readMatrix(page)
+    t.ok(short.largestDrawn < teams.length, `never more than ${short.largestDrawn} at once`)
+    t.same(short.teams, teams.map((team) => team.name).sort(), 'scrolled through: every team')
+    t.same(short.cells, tall.cells, `every cell as a tall window draws them (${Object.keys(tall.cells).length})`)
+    t.same(short.order, tall.order, 'in the same order')
+
+    // from the grid's tab stop, PageDown to the last row: drawn, in view and focused
+    for (let i = 0; i < 30; i++) {
+      await page.keyboard.press('Tab')
+      if (await page.evaluate(() => document.activeElement?.getAttribute('role')) === 'gridcell') break
+    }
+    for (let i = 0; i < 3; i++) await page.keyboard.press('PageDown')
+    const focused = async () => await page.evaluate(() => {
+      const cell = document.activeElement!
+      const row = cell.parentElement!
+      const at = cell.getBoundingClientRect()
+      const head = document.querySelector('#matrix .head')!.getBoundingClientRect()
+      const wrap = document.getElementById('matrix-wrap')!.getBoundingClientRect()
+      return { role: cell.getAttribute('role'), index: Number(row.getAttribute('aria-rowindex')), team: row.children[0]!.childNodes[0]!.textContent, inView: at.top >= head.bottom - 1 && at.bottom <= wrap.bottom + 1 }
+    })
+    const last = await focused()
+    t.same(last, { role: 'gridcell', index: teams.length + 2, team: short.order.at(-1), inView: true }, 'PageDown reaches the last team, scrolled into view below the header')
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('#why:not([hidden])')
+    t.match(await page.textContent('#why-title'), new RegExp(`^${short.order.at(-1)!} on `), 'Enter opens its why')
+    await page.keyboard.press('Escape')
+    t.same(await focused(), last, 'Escape brings focus back to it')
+    for (let i = 0; i < 3; i++) await page.keyboard.press('PageUp')
+    t.same(await focused(), { ...last, index: 3, team: short.order[0] }, 'PageUp back to the first team')
+    t.same(problems, [], 'no script error, no CSP violation')
+  })
+
   await t.test('every text colour passes WCAG AA against its background (4.5:1)', async (t) => {
     const { page } = await signIn(t, browser, origin, tokens.owner)
     const pairs = await page.evaluate(() => {
@@ -217,8 +255,8 @@ t.test('the access review page', async (t) => {
 })
 
 /** A fresh browser context (its own sessionStorage), the page, the token pasted and the matrix drawn. */
-async function signIn (t: Test, browser: Browser, origin: string, token: string): Promise<{ page: Page, urls: string[], problems: string[] }> {
-  const context = await browser.newContext({ acceptDownloads: true })
+async function signIn (t: Test, browser: Browser, origin: string, token: string, viewport?: { width: number, height: number }): Promise<{ page: Page, urls: string[], problems: string[] }> {
+  const context = await browser.newContext({ acceptDownloads: true, ...(viewport === undefined ? {} : { viewport }) })
   t.teardown(() => context.close())
   const page = await context.newPage()
   const urls: string[] = []
@@ -240,22 +278,39 @@ async function signIn (t: Test, browser: Browser, origin: string, token: string)
   return { page, urls, problems }
 }
 
-/** The matrix as drawn: row teams, column workspaces, and each cell with access as `team|workspace` → level. */
-async function readMatrix (page: Page): Promise<Drawn> {
-  return await page.evaluate(() => {
+/**
+ * The matrix as drawn: row teams (in the page's order), column workspaces, and each cell with access
+ * as `team|workspace` → level. Only the rows in view are in the DOM: the matrix is read scrolling
+ * from its top to its bottom, half a screen at a time; `largestDrawn` is the most rows the DOM held at once.
+ */
+async function readMatrix (page: Page): Promise<Drawn & { order: string[], largestDrawn: number }> {
+  return await page.evaluate(async () => {
     const grid = document.getElementById('matrix')!
+    const wrap = document.getElementById('matrix-wrap')!
+    const frames = async () => await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))
     const workspaces = [...grid.querySelectorAll('.workspaces [role="columnheader"]')].map((header) => header.getAttribute('title')!)
-    const teams: string[] = []
+    const teams = new Map<number, string>()
     const cells: Record<string, string> = {}
-    for (const row of grid.querySelectorAll('.body [role="row"]')) {
-      const team = row.children[0]!.childNodes[0]!.textContent!
-      teams.push(team)
-      for (let c = 1; c < row.children.length; c++) {
-        const level = row.children[c]!.getAttribute('data-a')
-        if (level !== null) cells[`${team}|${workspaces[c - 1]!}`] = level
+    let largestDrawn = 0
+    for (let top = 0; ; top += Math.max(1, Math.floor(wrap.clientHeight / 2))) {
+      wrap.scrollTop = top
+      await frames()
+      const rows = grid.querySelectorAll('.body [role="row"]')
+      largestDrawn = Math.max(largestDrawn, rows.length)
+      for (const row of rows) {
+        const team = row.children[0]!.childNodes[0]!.textContent!
+        teams.set(Number(row.getAttribute('aria-rowindex')), team)
+        for (let c = 1; c < row.children.length; c++) {
+          const level = row.children[c]!.getAttribute('data-a')
+          if (level !== null) cells[`${team}|${workspaces[c - 1]!}`] = level
+        }
       }
+      if (wrap.scrollTop + wrap.clientHeight >= wrap.scrollHeight) break
     }
-    return { teams: [...teams].sort(), workspaces, cells: Object.fromEntries(Object.entries(cells).sort()) }
+    wrap.scrollTop = 0
+    await frames()
+    const order = [...teams.entries()].sort(([a], [b]) => a - b).map(([, team]) => team)
+    return { teams: [...order].sort(), order, workspaces, cells, largestDrawn }
   }).then((drawn) => ({ ...drawn, cells: sortKeys(drawn.cells) }))
 }
 

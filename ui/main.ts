@@ -155,16 +155,21 @@ function filtered (w: World): View {
   return { teams, workspaces, level, userTeams }
 }
 
+/** Rows drawn beyond those in view, above and below: a scroll of a few rows needs no redraw. */
+const OVERSCAN = 5
+/** The view's rows now in the DOM, [start, end), and a row's height in pixels (measured). */
+let drawnRows = { start: 0, end: 0 }
+let rowHeight = 0
+
 function draw (): void {
   const w = world!
   view = filtered(w)
   const { teams, workspaces, level } = view
   const html: string[] = []
-  // ARIA's grid of divs, not a table: a row is a block the browser skips laying out while it is
-  // off screen (content-visibility), which a table row cannot be — 100,000 cells draw in a blink
-  // the header rows: the projects, each over its workspaces; then the workspaces
+  // ARIA's grid of divs: the header rows (the projects, each over its workspaces; then the
+  // workspaces) are drawn whole; of the teams' rows only those in view (drawRows)
   const spans: number[] = []
-  html.push('<div class="head" role="rowgroup"><div class="projects" role="row"><span class="corner" role="columnheader">Team</span>')
+  html.push('<div class="head" role="rowgroup"><div class="projects" role="row" aria-rowindex="1"><span class="corner" role="columnheader">Team</span>')
   for (let i = 0; i < workspaces.length;) {
     let j = i
     while (j < workspaces.length && workspaces[j]!.project === workspaces[i]!.project) j++
@@ -173,29 +178,22 @@ function draw (): void {
     spans.push(j - i)
     i = j
   }
-  html.push('</div><div class="workspaces" role="row"><span class="corner"></span>')
+  html.push('</div><div class="workspaces" role="row" aria-rowindex="2"><span class="corner"></span>')
   for (const ws of workspaces) html.push(`<span role="columnheader" title="${escapeHtml(ws.name)}"><span>${escapeHtml(ws.name)}</span></span>`)
-  html.push('</div></div><div class="body" role="rowgroup">')
+  html.push('</div></div><div class="body" role="rowgroup"></div>')
+  // the cells with access, and the first of them (where the grid's tab stop starts), over the whole view
   let first: { row: number, column: number } | undefined
   let reach = 0
   teams.forEach((team, r) => {
     const row = w.cells.get(team.id)
-    const secret = team.visibility === 'secret' ? '<span class="badge">secret</span>' : ''
-    html.push(`<div class="r" role="row"><span class="team" role="rowheader">${escapeHtml(team.name)}${secret}<span class="count">${team.members.length} ${team.members.length === 1 ? 'member' : 'members'}</span></span>`)
+    if (row === undefined) return
     workspaces.forEach((ws, c) => {
-      const cell = row?.get(ws.id)
-      if (cell === undefined || (level !== '' && cell.access !== level)) {
-        html.push('<span role="gridcell"></span>')
-      } else {
-        first ??= { row: r, column: c }
-        reach++
-        html.push(`<span role="gridcell" class="l-${cell.access}" data-a="${cell.access}" aria-label="${escapeHtml(`${team.name} on ${ws.name}: ${cell.access}`)}">${LETTER[cell.access]}</span>`)
-      }
+      const cell = row.get(ws.id)
+      if (cell === undefined || (level !== '' && cell.access !== level)) return
+      first ??= { row: r, column: c }
+      reach++
     })
-    html.push('</div>')
   })
-  html.push('</div>')
-  performance.mark('team-access:built')
   const grid = $('matrix')
   grid.innerHTML = html.join('')
   // widths by the stylesheet's variables, set through the CSSOM (the CSP allows no style attribute)
@@ -204,28 +202,109 @@ function draw (): void {
   grid.setAttribute('aria-rowcount', String(teams.length + 2))
   grid.setAttribute('aria-colcount', String(workspaces.length + 1))
   active = first ?? { row: 0, column: 0 }
-  const start = cellAt(active.row, active.column)
-  if (start !== undefined) start.tabIndex = 0
+  $('matrix-wrap').scrollTop = 0
+  drawnRows = { start: 0, end: 0 }
+  drawRows(true)
+  performance.mark('team-access:built')
   const user = $<HTMLInputElement>('filter-user').value.trim()
   $('summary').textContent = `${teams.length} ${teams.length === 1 ? 'team' : 'teams'} × ${workspaces.length} ${workspaces.length === 1 ? 'workspace' : 'workspaces'}, ${reach} with access` +
     (user === '' ? '' : ` — ${user} is in ${view.userTeams} ${view.userTeams === 1 ? 'team' : 'teams'}`)
   grid.dataset.drawn = String(Date.now())
+  grid.dataset.reach = String(reach)
   performance.mark('team-access:drawn')
 }
 
-/** The cell of a row and a column of the view (the row's first child is its team). */
-const cellAt = (row: number, column: number): HTMLElement | undefined =>
-  ($('matrix').lastElementChild?.children[row]?.children[column + 1] ?? undefined) as HTMLElement | undefined
+/** One team's row of the view: its header, then a cell per workspace (aria-rowindex counts the two header rows). */
+function rowHtml (r: number): string {
+  const w = world!
+  const { workspaces, level } = view
+  const team = view.teams[r]!
+  const row = w.cells.get(team.id)
+  const secret = team.visibility === 'secret' ? '<span class="badge">secret</span>' : ''
+  const html = [`<div class="r" role="row" aria-rowindex="${r + 3}"><span class="team" role="rowheader">${escapeHtml(team.name)}${secret}<span class="count">${team.members.length} ${team.members.length === 1 ? 'member' : 'members'}</span></span>`]
+  workspaces.forEach((ws) => {
+    const cell = row?.get(ws.id)
+    html.push(cell === undefined || (level !== '' && cell.access !== level)
+      ? '<span role="gridcell"></span>'
+      : `<span role="gridcell" class="l-${cell.access}" data-a="${cell.access}" aria-label="${escapeHtml(`${team.name} on ${ws.name}: ${cell.access}`)}">${LETTER[cell.access]}</span>`)
+  })
+  html.push('</div>')
+  return html.join('')
+}
 
-/** The grid's one tab stop moves with the arrow keys (WAI-ARIA's grid pattern). */
+/**
+ * The rows in view (and OVERSCAN more each side) into the DOM, the rest stood for by the body's
+ * padding: a matrix of 200 × 500 is 100,000 cells, of which a screen shows a few thousand. Drawn
+ * again when a row in view is not drawn (a scroll, a key that moves past the drawn rows), or when
+ * `force`d.
+ */
+function drawRows (force = false): void {
+  const wrap = $('matrix-wrap')
+  const grid = $('matrix')
+  const body = grid.lastElementChild as HTMLElement | null
+  if (body === null) return
+  const head = (grid.firstElementChild as HTMLElement).offsetHeight
+  // in view: the body from the scroll position down to the window's foot, less the sticky header
+  const inView = (): { first: number, last: number } => {
+    const height = rowHeight > 0 ? rowHeight : 22
+    return { first: Math.floor(wrap.scrollTop / height), last: Math.min(view.teams.length, Math.ceil((wrap.scrollTop + wrap.clientHeight - head) / height)) }
+  }
+  const drawn = (): boolean => { const { first, last } = inView(); return first >= drawnRows.start && last <= drawnRows.end }
+  if (!force && drawn()) return
+  const focused = body.contains(document.activeElement)
+  // a pass or two: the first may reckon with a guessed row height, or a window that then grows
+  // with what it holds (up to its maximum height)
+  for (let pass = 0; pass < 3; pass++) {
+    const { first, last } = inView()
+    const start = Math.max(0, first - OVERSCAN)
+    const end = Math.min(view.teams.length, last + OVERSCAN)
+    if (pass === 0 || start !== drawnRows.start || end !== drawnRows.end) {
+      drawnRows = { start, end }
+      const html: string[] = []
+      for (let r = start; r < end; r++) html.push(rowHtml(r))
+      body.innerHTML = html.join('')
+      rowHeight = (body.firstElementChild as HTMLElement | null)?.getBoundingClientRect().height ?? rowHeight
+    }
+    body.style.paddingTop = `${start * rowHeight}px`
+    body.style.paddingBottom = `${(view.teams.length - end) * rowHeight}px`
+    if (drawn()) break
+  }
+  // the grid's one tab stop: the active cell, or where its column meets the first drawn row; focus
+  // stays on the active cell when its row is drawn again
+  const current = cellAt(active.row, active.column)
+  const stop = current ?? cellAt(drawnRows.start, active.column)
+  if (stop !== undefined) stop.tabIndex = 0
+  if (focused && current !== undefined) current.focus({ preventScroll: true })
+}
+
+/** The cell of a row and a column of the view, if its row is drawn (a row's first child is its team). */
+const cellAt = (row: number, column: number): HTMLElement | undefined =>
+  row < drawnRows.start || row >= drawnRows.end
+    ? undefined
+    : ($('matrix').lastElementChild?.children[row - drawnRows.start]?.children[column + 1] ?? undefined) as HTMLElement | undefined
+
+/** A cell's row and column in the view. */
+function placeOf (cell: Element): { row: number, column: number } {
+  const row = cell.parentElement!
+  return { row: Number(row.getAttribute('aria-rowindex')) - 3, column: Array.prototype.indexOf.call(row.children, cell) - 1 }
+}
+
+/** The grid's one tab stop moves with the arrow keys (WAI-ARIA's grid pattern), scrolling its row into view. */
 function moveTo (row: number, column: number): void {
   if (view.teams.length === 0 || view.workspaces.length === 0) return
   row = Math.max(0, Math.min(view.teams.length - 1, row))
   column = Math.max(0, Math.min(view.workspaces.length - 1, column))
-  const from = cellAt(active.row, active.column)
-  if (from !== undefined) from.removeAttribute('tabindex')
+  $('matrix').querySelectorAll('[tabindex="0"]').forEach((cell) => cell.removeAttribute('tabindex'))
   active = { row, column }
-  const to = cellAt(row, column)!
+  // its row into view below the sticky header (drawn first if it was not)
+  const wrap = $('matrix-wrap')
+  const head = ($('matrix').firstElementChild as HTMLElement).offsetHeight
+  const top = row * rowHeight
+  if (top < wrap.scrollTop) wrap.scrollTop = top
+  else if (head + top + rowHeight > wrap.scrollTop + wrap.clientHeight) wrap.scrollTop = head + top + rowHeight - wrap.clientHeight
+  drawRows()
+  const to = cellAt(row, column)
+  if (to === undefined) return
   to.tabIndex = 0
   to.focus()
 }
@@ -255,9 +334,8 @@ function onGridKey (event: KeyboardEvent): void {
 function onGridClick (event: MouseEvent): void {
   const cell = (event.target as HTMLElement).closest('[role="gridcell"]')
   if (cell === null) return
-  const row = cell.parentElement!
-  const column = Array.prototype.indexOf.call(row.children, cell) - 1
-  moveTo(Array.prototype.indexOf.call(row.parentElement!.children, row), column)
+  const { row, column } = placeOf(cell)
+  moveTo(row, column)
   openWhy(active.row, active.column)
 }
 
@@ -300,7 +378,7 @@ function openWhy (row: number, column: number): void {
 
 function closeWhy (): void {
   $('why').hidden = true
-  cellAt(active.row, active.column)?.focus()
+  moveTo(active.row, active.column) // its row drawn again if it was scrolled away
 }
 
 interface AuditEvent { timestamp: string, auth: { description: string }, resource: { id: string, type: string, action: string, meta: Record<string, string | undefined> } }
@@ -436,6 +514,19 @@ $('filter-level').addEventListener('change', draw)
 $('download-csv').addEventListener('click', () => { void downloadCsv().catch((err: Error) => { $('summary').textContent = `The CSV could not download: ${err.message}` }) })
 $('matrix').addEventListener('keydown', onGridKey)
 $('matrix').addEventListener('click', onGridClick)
+// Tab may land on the stand-in tab stop of a row drawn since: that cell is the active one now
+$('matrix').addEventListener('focusin', (event) => {
+  const cell = (event.target as HTMLElement).closest('[role="gridcell"]')
+  if (cell !== null) active = placeOf(cell)
+})
+let scrolled = false
+const drawRowsSoon = (): void => {
+  if (scrolled || world === undefined) return
+  scrolled = true
+  requestAnimationFrame(() => { scrolled = false; drawRows() })
+}
+$('matrix-wrap').addEventListener('scroll', drawRowsSoon)
+window.addEventListener('resize', drawRowsSoon)
 $('why-close').addEventListener('click', closeWhy)
 $('why').addEventListener('keydown', (event) => { if (event.key === 'Escape') closeWhy() })
 
