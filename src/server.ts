@@ -22,8 +22,9 @@ async function main (): Promise<void> {
   if (connection !== undefined) await Promise.all([import('./db/pglite.js'), import('./db/data-dir-lock.js'), import('kysely-pglite-dialect')])
   const { buildApp } = await import('./app.js')
   const app = await buildApp(config, connection === undefined ? {} : { connection })
-  // the drain, the requests in flight and the database's close fit well inside this; past it the
-  // process exits anyway (code 1), so that a stop never takes more than 10 s
+  // the drain (3 s at most, 6 s while connections queued before the signal are still being taken),
+  // the requests in flight and the database's close fit inside this; past it the process exits
+  // anyway (code 1), so that a stop never takes more than 10 s
   closeWithGrace({ delay: 9_500 }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err: loggable(err) }, 'closing after an uncaught error')
     else app.log.info({ signal }, 'closing')

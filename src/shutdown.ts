@@ -48,7 +48,9 @@ export async function drainListener (server: Server, options: DrainOptions = {})
   // read at once, before the loop takes another: the queue is first in, first out, so the first
   // `queued` connections taken from here on are the ones it held
   const queued = acceptQueueLength(server)
+  // a connection past the server's maxConnections is taken off the queue too, and closed: 'drop'
   server.on('connection', arrived)
+  server.on('drop', arrived)
   try {
     for (;;) {
       const now = Date.now()
@@ -65,6 +67,7 @@ export async function drainListener (server: Server, options: DrainOptions = {})
     }
   } finally {
     server.off('connection', arrived)
+    server.off('drop', arrived)
   }
   // net.Server's close: stop listening, leave open connections alone (http.Server's would drop idle ones)
   if (server.listening) Server.prototype.close.call(server)
@@ -76,22 +79,26 @@ export async function drainListener (server: Server, options: DrainOptions = {})
 
 /**
  * How many connections the kernel has completed for this listener that the process has not yet
- * accepted: the `rx_queue` of its LISTEN line in /proc/net/tcp or tcp6. 0 where there is no such
- * file (not Linux) or no such line.
+ * accepted: the `rx_queue` of its LISTEN line in /proc/net/tcp (or tcp6), found by its local
+ * address and port. 0 where there is no such file (not Linux) or no such line. Read once, at the
+ * signal: the file lists every socket of the network namespace.
  */
 export function acceptQueueLength (server: Server): number {
   const address = server.address()
   if (address === null || typeof address === 'string') return 0
-  const port = (address as AddressInfo).port.toString(16).toUpperCase().padStart(4, '0')
+  const { port, family, address: ip } = address as AddressInfo
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
+  // /proc writes an IPv4 address as its 32 bits in host order (little-endian here): 127.0.0.1 is 0100007F
+  const local = family === 'IPv4'
+    ? `${ip.split('.').reverse().map((byte) => Number(byte).toString(16).toUpperCase().padStart(2, '0')).join('')}:${hexPort}`
+    : undefined
+  let text = ''
+  try { text = readFileSync(family === 'IPv4' ? '/proc/net/tcp' : '/proc/net/tcp6', 'latin1') } catch {}
   let queued = 0
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = ''
-    try { text = readFileSync(table, 'latin1') } catch {}
-    for (const line of text.split('\n').slice(1)) {
-      // sl local_address rem_address st tx_queue:rx_queue ... — st 0A is LISTEN
-      const [, local, , state, queues] = line.trim().split(/\s+/)
-      if (state === '0A' && local?.endsWith(`:${port}`) === true) queued += parseInt(queues?.split(':')[1] ?? '0', 16) || 0
-    }
+  for (const line of text.split('\n').slice(1)) {
+    // sl local_address rem_address st tx_queue:rx_queue ... — st 0A is LISTEN
+    const [, at, , state, queues] = line.trim().split(/\s+/)
+    if (state === '0A' && (local === undefined ? at?.endsWith(`:${hexPort}`) === true : at === local)) queued += parseInt(queues?.split(':')[1] ?? '0', 16) || 0
   }
   return queued
 }

@@ -224,6 +224,18 @@ t.test('the access review page', async (t) => {
     t.same(await focused(), last, 'Escape brings focus back to it')
     for (let i = 0; i < 3; i++) await page.keyboard.press('PageUp')
     t.same(await focused(), { ...last, index: 3, team: short.order[0] }, 'PageUp back to the first team')
+    // the wheel scrolls the focused row out of the DOM: focus stays in the grid, on a row drawn since
+    await page.hover('#matrix .body [role="row"]')
+    await page.mouse.wheel(0, 2000)
+    await page.waitForFunction(() => Number(document.activeElement?.parentElement?.getAttribute('aria-rowindex')) > 3)
+    const after = await focused()
+    t.equal(after.role, 'gridcell', `after a scroll, focus is still on a cell of the grid (row ${after.index})`)
+    await page.keyboard.press('ArrowUp')
+    t.same(await focused(), { ...after, index: after.index - 1, team: short.order[after.index - 4], inView: true }, 'and the arrows go on from there, in view')
+    await page.keyboard.press('Control+Home')
+    t.same(await focused(), { ...last, index: 3, team: short.order[0] }, 'Ctrl+Home: the first team')
+    await page.keyboard.press('Control+End')
+    t.equal((await focused()).index, teams.length + 2, 'Ctrl+End: the last team')
     t.same(problems, [], 'no script error, no CSP violation')
   })
 

@@ -162,7 +162,8 @@ let drawnRows = { start: 0, end: 0 }
 let rowHeight = 0
 
 function draw (): void {
-  const w = world!
+  if (world === undefined) return // a filter's redraw after signing out
+  const w = world
   view = filtered(w)
   const { teams, workspaces, level } = view
   const html: string[] = []
@@ -269,12 +270,12 @@ function drawRows (force = false): void {
     body.style.paddingBottom = `${(view.teams.length - end) * rowHeight}px`
     if (drawn()) break
   }
-  // the grid's one tab stop: the active cell, or where its column meets the first drawn row; focus
-  // stays on the active cell when its row is drawn again
-  const current = cellAt(active.row, active.column)
-  const stop = current ?? cellAt(drawnRows.start, active.column)
-  if (stop !== undefined) stop.tabIndex = 0
-  if (focused && current !== undefined) current.focus({ preventScroll: true })
+  // the grid's one tab stop: the active cell, or, when its row is no longer drawn, where its column
+  // meets the first row in view; focus stays in the grid when the focused cell is drawn again or away
+  const stop = cellAt(active.row, active.column) ?? cellAt(Math.min(inView().first, drawnRows.end - 1), active.column)
+  if (stop === undefined) return
+  stop.tabIndex = 0
+  if (focused) stop.focus({ preventScroll: true })
 }
 
 /** The cell of a row and a column of the view, if its row is drawn (a row's first child is its team). */
@@ -316,8 +317,8 @@ function onGridKey (event: KeyboardEvent): void {
     ArrowDown: [row + 1, column],
     ArrowLeft: [row, column - 1],
     ArrowRight: [row, column + 1],
-    Home: [row, 0],
-    End: [row, view.workspaces.length - 1],
+    Home: event.ctrlKey ? [0, 0] : [row, 0],
+    End: event.ctrlKey ? [view.teams.length - 1, view.workspaces.length - 1] : [row, view.workspaces.length - 1],
     PageUp: [row - 10, column],
     PageDown: [row + 10, column]
   }
