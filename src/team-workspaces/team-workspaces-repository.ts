@@ -70,8 +70,15 @@ export class TeamWorkspacesRepository {
         // the caller's grant rows (the `grants` CTE, typed by the predicates' SQL alone) in the workspace's organization
         .innerJoin(sql`grants`.as('g'), (join) => join.on(sql<boolean>`g.organization_id = w.organization_id`))
         .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(sql<boolean>`tw.team_id = g.team_id`))
-        // and that team's row on the workspace's project (DESIGN §11.3)
-        .leftJoin('team_projects as tp', (join) => join.onRef('tp.project_id', '=', 'w.project_id').on(sql<boolean>`tp.team_id = g.team_id`))
+        // and that team's row on the workspace's project (DESIGN §11.3), looked up by its unique
+        // (team, project) key: as a plain join, a prepared statement's generic plan hashed the whole
+        // team_projects table on every call (it cannot tell how many workspaces it will be given)
+        .leftJoinLateral((eb) => eb.selectFrom('team_projects as p')
+          .select(PROJECT_GRANT_COLUMNS.map((c) => `p.${c}` as const))
+          .where(sql<boolean>`p.team_id = g.team_id`)
+          .where(sql<boolean>`p.project_id = w.project_id`)
+          .limit(1)
+          .as('tp'), (join) => join.onTrue())
         .where(sql<boolean>`w.id = any(${ids}::text[])`)
         .where(sql<boolean>`(${grantsOrganizationWide('g')} or tw.id is not null or tp.id is not null)`)
         .select(['w.id as workspace_id', 'tw.id as row_id', 'tw.access'])
