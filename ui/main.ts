@@ -165,7 +165,7 @@ function draw (): void {
   if (world === undefined) return // a filter's redraw after signing out
   const w = world
   view = filtered(w)
-  const { teams, workspaces, level } = view
+  const { teams, workspaces } = view
   const html: string[] = []
   // ARIA's grid of divs: the header rows (the projects, each over its workspaces; then the
   // workspaces) are drawn whole; of the teams' rows only those in view (drawRows)
@@ -189,8 +189,7 @@ function draw (): void {
     const row = w.cells.get(team.id)
     if (row === undefined) return
     workspaces.forEach((ws, c) => {
-      const cell = row.get(ws.id)
-      if (cell === undefined || (level !== '' && cell.access !== level)) return
+      if (shownCell(row, ws) === undefined) return
       first ??= { row: r, column: c }
       reach++
     })
@@ -204,7 +203,6 @@ function draw (): void {
   grid.setAttribute('aria-colcount', String(workspaces.length + 1))
   active = first ?? { row: 0, column: 0 }
   $('matrix-wrap').scrollTop = 0
-  drawnRows = { start: 0, end: 0 }
   drawRows(true)
   performance.mark('team-access:built')
   const user = $<HTMLInputElement>('filter-user').value.trim()
@@ -215,17 +213,21 @@ function draw (): void {
   performance.mark('team-access:drawn')
 }
 
+/** A team's cell on a workspace, if it has access there and the level filter keeps it. */
+function shownCell (row: Map<string, Cell> | undefined, ws: Workspace): Cell | undefined {
+  const cell = row?.get(ws.id)
+  return cell !== undefined && (view.level === '' || cell.access === view.level) ? cell : undefined
+}
+
 /** One team's row of the view: its header, then a cell per workspace (aria-rowindex counts the two header rows). */
 function rowHtml (r: number): string {
-  const w = world!
-  const { workspaces, level } = view
   const team = view.teams[r]!
-  const row = w.cells.get(team.id)
+  const row = world!.cells.get(team.id)
   const secret = team.visibility === 'secret' ? '<span class="badge">secret</span>' : ''
   const html = [`<div class="r" role="row" aria-rowindex="${r + 3}"><span class="team" role="rowheader">${escapeHtml(team.name)}${secret}<span class="count">${team.members.length} ${team.members.length === 1 ? 'member' : 'members'}</span></span>`]
-  workspaces.forEach((ws) => {
-    const cell = row?.get(ws.id)
-    html.push(cell === undefined || (level !== '' && cell.access !== level)
+  view.workspaces.forEach((ws) => {
+    const cell = shownCell(row, ws)
+    html.push(cell === undefined
       ? '<span role="gridcell"></span>'
       : `<span role="gridcell" class="l-${cell.access}" data-a="${cell.access}" aria-label="${escapeHtml(`${team.name} on ${ws.name}: ${cell.access}`)}">${LETTER[cell.access]}</span>`)
   })
