@@ -23,15 +23,17 @@ export const userToken = (i: number) => `bench-user-${i}-token`
 
 const LEVELS = ['read', 'plan', 'write', 'custom'] as const
 const PROJECT_LEVELS = ['read', 'write', 'maintain', 'admin', 'custom'] as const
+/** Projects in the world: 10, or none with BENCH_PROJECTS=0 (a world without them, to compare). */
 export const PROJECTS = process.env.BENCH_PROJECTS === '0' ? 0 : 10
-/** The project of workspace `name`: the four big ones in project0, small workspace k in 1 + k mod 9. */
-const projectOf = (name: string): string | undefined => {
-  if (PROJECTS === 0) return undefined
+/** The project of workspace `name` among `projects`: the four big ones in project0, small workspace k in 1 + k mod (projects - 1). */
+const projectOf = (name: string, projects: number): string | undefined => {
+  if (projects === 0) return undefined
   const small = /^small(\d+)$/.exec(name)
-  return small === null ? 'project0' : `project${1 + Number(small[1]) % (PROJECTS - 1)}`
+  return small === null ? 'project0' : `project${1 + Number(small[1]) % (projects - 1)}`
 }
 
-export function dataset () {
+/** The world, with `projects` projects (0: none, no project rows). */
+export function dataset (projects = PROJECTS) {
   const users = Array.from({ length: USERS }, (_, i) => ({ id: `user-${i}`, username: `user${i}`, tokens: [userToken(i)] }))
   // user i belongs to teams i, i + 2000 and i + 4000; every fifth team is secret
   const members = new Map<number, string[]>()
@@ -48,16 +50,16 @@ export function dataset () {
     { id: 'ws-add', name: 'add' },
     { id: 'ws-large', name: 'large' },
     ...Array.from({ length: SMALL_WORKSPACES }, (_, k) => ({ id: `ws-small-${k}`, name: `small${k}` }))
-  ].map((workspace) => ({ ...workspace, ...(projectOf(workspace.name) === undefined ? {} : { project: projectOf(workspace.name)! }) }))
-  const projects = Array.from({ length: PROJECTS }, (_, p) => ({ id: `prj-bench-${p}`, name: `project${p}` }))
+  ].map((workspace) => ({ ...workspace, ...(projectOf(workspace.name, projects) === undefined ? {} : { project: projectOf(workspace.name, projects)! }) }))
+  const projectList = Array.from({ length: projects }, (_, p) => ({ id: `prj-bench-${p}`, name: `project${p}` }))
   // teams 1000 … 1999 on the projects in turn, every level; the member's (user 7's) teams 2007 (write
   // on project1, where ws-small-0 is) and 4007 (read on project0, where ws-huge is)
-  const projectAccess = PROJECTS === 0
+  const projectAccess = projects === 0
     ? []
     : [
         ...Array.from({ length: 1000 }, (_, i) => {
           const access = PROJECT_LEVELS[i % PROJECT_LEVELS.length]!
-          return { id: `tprj-b-${i}`, team: `team${1000 + i}`, project: `project${i % PROJECTS}`, access, ...(access === 'custom' ? { 'workspace-access': { runs: 'plan' as const } } : {}) }
+          return { id: `tprj-b-${i}`, team: `team${1000 + i}`, project: `project${i % projects}`, access, ...(access === 'custom' ? { 'workspace-access': { runs: 'plan' as const } } : {}) }
         }),
         { id: 'tprj-member-1', team: 'team2007', project: 'project1', access: 'write' as const },
         { id: 'tprj-member-0', team: 'team4007', project: 'project0', access: 'read' as const }
@@ -83,7 +85,7 @@ export function dataset () {
       teams,
       workspaces,
       'team-access': access,
-      ...(PROJECTS === 0 ? {} : { projects, 'project-access': projectAccess })
+      ...(projects === 0 ? {} : { projects: projectList, 'project-access': projectAccess })
     }]
   }
 }
@@ -131,8 +133,8 @@ export function largeWorkspaceSql (): string[] {
  * members, and the users. User 7 is in teams 7, 2007 and 4007 of the whole; team 7's row on
  * ws-small-0 is here, as in the whole.
  */
-export function hostCheckDataset (workspaces = 50) {
-  const whole = dataset()
+export function hostCheckDataset (workspaces = 50, projects = PROJECTS) {
+  const whole = dataset(projects)
   const [organization] = whole.organizations
   const names = new Set(Array.from({ length: workspaces }, (_, k) => `small${k}`))
   const access = organization!['team-access'].filter((row) => names.has(row.workspace))
