@@ -137,6 +137,10 @@ t.test(`projects and team-project access (${ENGINE})`, async (t) => {
     t.same(await app.teamAccess.effectiveAccess({ caller: { kind: 'user', userId: 'user-red' }, workspaceId: 'ws-dev' }), {
       access: 'admin', permissions: { runs: 'apply', variables: 'write', 'state-versions': 'write', 'sentinel-mocks': 'read', 'workspace-locking': true, 'run-tasks': true, 'policy-overrides': false }
     }, "the host's check agrees")
+    const reachedOn = async (workspace: string) => (await call(app, owner, 'GET', '/teams/team-red/effective-access')).json.data
+      .find((x: any) => x.relationships.workspace.data.id === workspace)
+    t.match((await reachedOn('ws-dev'))?.attributes, { access: 'admin', grants: [{ kind: 'team-project', 'team-project': row.json.data.id, project: platform, 'project-access': 'maintain' }] },
+      "the team's answer reaches dev through the same grant")
 
     const refused = await call(app, owner, 'DELETE', `/projects/${platform}`)
     t.equal(refused.status, 422, 'a project holding a workspace')
@@ -147,6 +151,7 @@ t.test(`projects and team-project access (${ENGINE})`, async (t) => {
     // moved out: the grant stops at once
     t.ok(await placeWorkspace(app.db, 'ws-dev', defaultProject))
     t.equal((await call(app, red, 'GET', '/workspaces/ws-dev')).status, 404, 'a workspace moved out stops granting')
+    t.equal(await reachedOn('ws-dev'), undefined, "nor does the team's answer reach it")
     t.ok(await placeWorkspace(app.db, 'ws-dev', platform))
     t.equal((await call(app, red, 'GET', '/workspaces/ws-dev')).status, 200)
     t.equal((await call(app, owner, 'DELETE', `/team-projects/${row.json.data.id}`)).status, 204)
