@@ -7,8 +7,9 @@ import { readdirSync, readFileSync } from 'node:fs'
  * The server is shared with other work on this machine: once `countDatabase` names the bench's
  * database, only its backends (and autovacuum workers) count, with the server's own processes
  * (postmaster, checkpointer, background writer, WAL writer: the writes' flushing is part of their
- * cost); backends of other databases do not. A backend that exits during a run takes its time with
- * it (its parent's cutime would carry every database's): the pools measured keep theirs open.
+ * cost); backends of other databases do not. Counted process by process from a mark: a backend
+ * that exits during a run (a pool's idle connection closed) takes its time since the mark with it
+ * (its parent's cutime would carry every database's), never the time it had before.
  * Without a database named, every postgres process counts, with the postmaster's reaped children.
  */
 
@@ -59,22 +60,43 @@ function backendDatabase (pid: string): string | undefined {
   return backend?.[1]
 }
 
-/** The PostgreSQL server's CPU, ms (see above for which processes count). */
-export function postgresCpuMs (): number {
-  let ticks = 0
+/** The PostgreSQL server's CPU by process (pid → ms), to count from (see above for which processes count). */
+export type PostgresMark = Map<string, number>
+
+export function postgresMark (): PostgresMark {
+  const mark: PostgresMark = new Map()
   for (const entry of readdirSync('/proc')) {
     if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
     const fields = statFields(entry)
     if (fields?.[0] !== 'postgres') continue
     const own = Number(fields[UTIME]) + Number(fields[UTIME + 1])
     if (database === undefined) {
-      ticks += own + Number(fields[UTIME + 2]) + Number(fields[UTIME + 3])
+      mark.set(entry, (own + Number(fields[UTIME + 2]) + Number(fields[UTIME + 3])) * TICK_MS)
       continue
     }
     const served = backendDatabase(entry)
-    if (served === undefined || served === database) ticks += own
+    if (served === undefined || served === database) mark.set(entry, own * TICK_MS)
   }
-  return ticks * TICK_MS
+  return mark
+}
+
+/**
+ * The PostgreSQL server's CPU since `mark`, ms: each process's time since the mark, all of it for
+ * one started since. A process gone since the mark (a pool's idle connection closed) takes only
+ * its time since the mark with it, not the whole of its time before: a difference of totals would
+ * subtract that, and read negative.
+ */
+export function postgresCpuMsSince (mark: PostgresMark): number {
+  let ms = 0
+  for (const [pid, now] of postgresMark()) ms += Math.max(0, now - (mark.get(pid) ?? 0))
+  return ms
+}
+
+/** The PostgreSQL server's CPU, ms: every process's time so far. */
+export function postgresCpuMs (): number {
+  let ms = 0
+  for (const value of postgresMark().values()) ms += value
+  return ms
 }
 
 /** Whether this machine shows a PostgreSQL server's processes (a server elsewhere, or in a container, does not). */
@@ -82,15 +104,18 @@ export function postgresVisible (): boolean {
   return postgresCpuMs() > 0
 }
 
+/** CPU per request, ms: the service's process (node) and the PostgreSQL server's (pg). */
 export interface CpuMark { node: number, pg: number }
 
+/** Where a run's CPU is counted from. */
+export interface CpuStart { node: number, pg: PostgresMark }
+
 /** A mark before a run; `perRequest` after it gives the CPU per request of each side, ms. */
-export function cpuMark (pid: number): CpuMark {
-  return { node: processCpuMs(pid), pg: postgresCpuMs() }
+export function cpuMark (pid: number): CpuStart {
+  return { node: processCpuMs(pid), pg: postgresMark() }
 }
 
-export function perRequest (pid: number, before: CpuMark, requests: number): CpuMark {
-  const after = cpuMark(pid)
+export function perRequest (pid: number, before: CpuStart, requests: number): CpuMark {
   const n = Math.max(requests, 1)
-  return { node: (after.node - before.node) / n, pg: (after.pg - before.pg) / n }
+  return { node: (processCpuMs(pid) - before.node) / n, pg: postgresCpuMsSince(before.pg) / n }
 }

@@ -18,7 +18,7 @@
 import Fastify from 'fastify'
 import type { Kysely } from 'kysely'
 import teamAccess from '../src/index.js'
-import { postgresCpuMs } from './cpu.js'
+import { postgresCpuMsSince, postgresMark } from './cpu.js'
 
 export const MANY = 50
 
@@ -46,7 +46,7 @@ async function run (call: Call, concurrency: number, seconds: number, countPg: b
   const until = performance.now() + seconds * 1000
   let calls = 0
   const cpu = process.cpuUsage()
-  const pg = countPg ? postgresCpuMs() : 0
+  const pg = countPg ? postgresMark() : undefined
   const began = performance.now()
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (performance.now() < until) {
@@ -56,7 +56,7 @@ async function run (call: Call, concurrency: number, seconds: number, countPg: b
   }))
   const elapsed = (performance.now() - began) / 1000
   const used = process.cpuUsage(cpu)
-  return { callsPerSecond: calls / elapsed, nodeMs: (used.user + used.system) / 1000 / calls, pgMs: countPg ? (postgresCpuMs() - pg) / calls : 0 }
+  return { callsPerSecond: calls / elapsed, nodeMs: (used.user + used.system) / 1000 / calls, pgMs: pg !== undefined ? postgresCpuMsSince(pg) / calls : 0 }
 }
 
 export async function measureHostCheck (target: HostCheckTarget, options: { concurrency: number, seconds: number, rounds: number, warmup: number }): Promise<HostCheckRow[]> {

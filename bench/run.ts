@@ -739,6 +739,15 @@ async function measureProjects (work: string): Promise<string> {
       const each = (values: number[]) => values.map((v) => v.toFixed(2)).join(', ')
       return `| ${what} | ${ma.toFixed(2)} (${each(a)}) | ${mb.toFixed(2)} (${each(b)}) | ${change >= 0 ? '+' : ''}${(change * 100).toFixed(0)} % | ${met ? 'met' : '**NOT met**'} |`
     })
+    // the worlds side by side: each row's req/s and CPU per request with projects ÷ without, round by round
+    const direct = ['floor', ...keys].map((key) => {
+      const label = key === 'floor' ? floors.read.name : all.find((s) => s.key === key)!.name
+      const pairs = rows.get(without)!.map((r, round) => [r[key]!, rows.get(withProjects)![round]![key]!] as const)
+      const rps = pairs.map(([a, b]) => b.rps / a.rps)
+      const cpu = pairs.map(([a, b]) => cpuOf(b) / cpuOf(a))
+      const each = (values: number[]) => values.map((v) => v.toFixed(2)).join(', ')
+      return `| ${label} | ${median(rps).toFixed(2)} (${each(rps)}) | ${median(cpu).toFixed(2)} (${each(cpu)}) |`
+    })
     const text = `## A world with projects beside one without (issue 33)
 
 Two databases of the same world (bench/dataset.ts without the \`large\` workspace's bulk rows): one
@@ -753,7 +762,14 @@ target: the world with projects within 10 % of the world without (or better).
 
 | ratio | without projects, median (rounds) | with projects, median (rounds) | with ÷ without | within 10 % |
 |---|---:|---:|---:|---|
-${lines.join('\n')}`
+${lines.join('\n')}
+
+The same rows, world against world: each row's req/s and CPU per request (Node + PostgreSQL) with
+projects ÷ without, in the same round (req/s above 1 and CPU below 1: cheaper with projects).
+
+| row | req/s, with ÷ without, median (rounds) | CPU per request, with ÷ without, median (rounds) |
+|---|---:|---:|
+${direct.join('\n')}`
     console.log(text)
     return text
   } finally {
