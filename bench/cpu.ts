@@ -92,18 +92,6 @@ export function postgresCpuMsSince (mark: PostgresMark): number {
   return ms
 }
 
-/** The PostgreSQL server's CPU, ms: every process's time so far. */
-export function postgresCpuMs (): number {
-  let ms = 0
-  for (const value of postgresMark().values()) ms += value
-  return ms
-}
-
-/** Whether this machine shows a PostgreSQL server's processes (a server elsewhere, or in a container, does not). */
-export function postgresVisible (): boolean {
-  return postgresCpuMs() > 0
-}
-
 /** CPU per request, ms: the service's process (node) and the PostgreSQL server's (pg). */
 export interface CpuMark { node: number, pg: number }
 

@@ -50,7 +50,10 @@ export function dataset (projects = PROJECTS) {
     { id: 'ws-add', name: 'add' },
     { id: 'ws-large', name: 'large' },
     ...Array.from({ length: SMALL_WORKSPACES }, (_, k) => ({ id: `ws-small-${k}`, name: `small${k}` }))
-  ].map((workspace) => ({ ...workspace, ...(projectOf(workspace.name, projects) === undefined ? {} : { project: projectOf(workspace.name, projects)! }) }))
+  ].map((workspace) => {
+    const project = projectOf(workspace.name, projects)
+    return { ...workspace, ...(project === undefined ? {} : { project }) }
+  })
   const projectList = Array.from({ length: projects }, (_, p) => ({ id: `prj-bench-${p}`, name: `project${p}` }))
   // teams 1000 … 1999 on the projects in turn, every level; the member's (user 7's) teams 2007 (write
   // on project1, where ws-small-0 is) and 4007 (read on project0, where ws-huge is)

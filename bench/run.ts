@@ -50,7 +50,7 @@ import { projectFile } from '../src/project-file.js'
 import { dataset, hostCheckDataset, largeWorkspaceSql, LARGE, ORG_TOKEN, PROJECTS, TEAMS, userToken } from './dataset.js'
 import { countDatabase, cpuMark, perRequest, type CpuMark } from './cpu.js'
 import { accessSetSection } from './access-set-measure.js'
-import { measureHostCheck, MANY, type HostCheckRow } from './host-check.js'
+import { measureHostCheck, MANY, type HostCheckRow, type HostCheckTarget } from './host-check.js'
 import { measureRevokedFirstRequest, type RevokedSamples } from './revoked-token.js'
 import { measureSeed, SEED_REMOVED, SEED_TEAMS, type SeedTimes } from './seed-apply.js'
 import { assertPortFree, start, stop, throwawayDatabase, waitFor } from './processes.js'
@@ -569,8 +569,9 @@ the service's: 1 is as cheap as the floor.
 ${[...lines, ...others].join('\n')}`
 }
 
-/** The host's check path: who asks (user 7, a member of 3 teams), on which workspace, and the reference SELECT. */
-function hostTarget (select: () => Promise<unknown>): { select: () => Promise<unknown>, caller: unknown, workspaceId: string, workspaceIds: string[] } {
+/** The host's check path: who asks (user 7, a member of 3 teams), on which workspace, and the reference SELECT through `tables` (the plugin's tables: in its schema on PostgreSQL). */
+function hostTarget (tables: Kysely<any>): { select: () => Promise<unknown>, caller: unknown, workspaceId: string, workspaceIds: string[] } {
+  const select = async () => await tables.selectFrom('team_workspaces').select(['id', 'access', 'runs']).where('id', '=', HOST_ROW).executeTakeFirstOrThrow()
   return { select, caller: { kind: 'user', userId: 'user-7' }, workspaceId: 'ws-small-0', workspaceIds: Array.from({ length: MANY }, (_, k) => `ws-small-${k}`) }
 }
 
@@ -643,7 +644,8 @@ async function measureProjects (work: string): Promise<string> {
   try {
     // seeded side by side (each through the service's own start with SEED_FILE), then restarted
     await Promise.all([{ name: 'without projects', projects: 0 }, { name: 'with projects', projects: PROJECTS }].map(async ({ name, projects }, k) => {
-      const made = await throwawayDatabase(ADMIN_URL, `team_access_bench_projects${projects}_${process.pid}`)
+      const database = `team_access_bench_projects${projects}_${process.pid}`
+      const made = await throwawayDatabase(ADMIN_URL, database)
       drops.push(made.drop)
       const seedFile = join(work, `seed-projects${projects}.json`)
       writeFileSync(seedFile, JSON.stringify(dataset(projects)))
@@ -660,7 +662,7 @@ async function measureProjects (work: string): Promise<string> {
       await client.query('vacuum analyze').finally(async () => await client.end())
       const service = start(SERVER, { ...env, PORT: String(servicePort) })
       const floor = start('dist/bench/floor-server.js', { DATABASE_URL: made.url, PORT: String(floorPort) })
-      const world: World = { name, projects, database: made.url.slice(made.url.lastIndexOf('/') + 1), url: made.url, service, base: `http://127.0.0.1:${servicePort}`, floor, floorBase: `http://127.0.0.1:${floorPort}` }
+      const world: World = { name, projects, database, url: made.url, service, base: `http://127.0.0.1:${servicePort}`, floor, floorBase: `http://127.0.0.1:${floorPort}` }
       worlds[k] = world
       await waitFor(`${world.base}/readyz`, 600_000)
       await waitFor(`${world.floorBase}/floor/read/x`, 30_000)
@@ -686,29 +688,28 @@ async function measureProjects (work: string): Promise<string> {
     phaseDone('issue 33: the rows, alternating')
 
     // the host's check: the same target as the host-check section, on each world's pools and on PGlite
-    type Engine = { engine: string, world: World, db: Kysely<any>, select: () => Promise<unknown> }
+    type Engine = { engine: string, world: World, target: HostCheckTarget }
     const engines: Engine[] = []
     for (const world of worlds) {
       for (const prepared of [false, true]) {
         const pool = new pg.Pool({ connectionString: world.url, max: HOST_CONCURRENCY })
         const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: prepared ? preparedStatements(pool) : pool }) })
         pools.push(db)
-        const inSchema = db.withSchema('team_access')
-        engines.push({ engine: prepared ? 'postgres, preparedStatements(pool)' : 'postgres', world, db, select: async () => await inSchema.selectFrom('team_workspaces').select(['id', 'access', 'runs']).where('id', '=', HOST_ROW).executeTakeFirstOrThrow() })
+        engines.push({ engine: prepared ? 'postgres, preparedStatements(pool)' : 'postgres', world, target: { engine: 'postgres', db, ...hostTarget(db.withSchema('team_access')) } })
       }
       const lite = await connect({ dataDir: 'memory://' })
       lites.push(lite)
       await migrate(lite.db)
       await applySeed(lite.db, hostCheckDataset(MANY, world.projects) as unknown as SeedDocument)
       const db = lite.db as Kysely<any>
-      engines.push({ engine: 'pglite', world, db, select: async () => await db.selectFrom('team_workspaces').select(['id', 'access', 'runs']).where('id', '=', HOST_ROW).executeTakeFirstOrThrow() })
+      engines.push({ engine: 'pglite', world, target: { engine: 'pglite', db, ...hostTarget(db) } })
     }
     const checkRatios = new Map<Engine, number[]>(engines.map((e) => [e, []]))
     for (let round = 0; round < PROJECT_ROUNDS; round++) {
       for (const world of round % 2 === 0 ? worlds : [...worlds].reverse()) {
         countDatabase(world.database)
         for (const e of engines.filter((x) => x.world === world)) {
-          const [select, single] = await measureHostCheck({ engine: e.engine === 'pglite' ? 'pglite' : 'postgres', db: e.db, ...hostTarget(e.select) }, { ...hostOptions(), rounds: 1 }) as [HostCheckRow, HostCheckRow]
+          const [select, single] = await measureHostCheck(e.target, { ...hostOptions(), rounds: 1 }) as [HostCheckRow, HostCheckRow]
           checkRatios.get(e)!.push(single.callsPerSecond[0]! / select.callsPerSecond[0]!)
           console.log(`  ${world.name}, round ${round + 1}: the host's check, ${e.engine}: ${single.callsPerSecond[0]!.toFixed(0)} ÷ ${select.callsPerSecond[0]!.toFixed(0)} calls/s`)
         }
@@ -731,12 +732,12 @@ async function measureProjects (work: string): Promise<string> {
       }))
     ]
     const [without, withProjects] = worlds as [World, World]
+    const each = (values: number[]) => values.map((v) => v.toFixed(2)).join(', ')
     const lines = measures.map(({ what, of }) => {
       const [a, b] = [of(without), of(withProjects)]
       const [ma, mb] = [median(a), median(b)]
       const change = mb / ma - 1
       const met = Math.abs(change) <= 0.1 || change > 0
-      const each = (values: number[]) => values.map((v) => v.toFixed(2)).join(', ')
       return `| ${what} | ${ma.toFixed(2)} (${each(a)}) | ${mb.toFixed(2)} (${each(b)}) | ${change >= 0 ? '+' : ''}${(change * 100).toFixed(0)} % | ${met ? 'met' : '**NOT met**'} |`
     })
     // the worlds side by side: each row's req/s and CPU per request with projects ÷ without, round by round
@@ -745,7 +746,6 @@ async function measureProjects (work: string): Promise<string> {
       const pairs = rows.get(without)!.map((r, round) => [r[key]!, rows.get(withProjects)![round]![key]!] as const)
       const rps = pairs.map(([a, b]) => b.rps / a.rps)
       const cpu = pairs.map(([a, b]) => cpuOf(b) / cpuOf(a))
-      const each = (values: number[]) => values.map((v) => v.toFixed(2)).join(', ')
       return `| ${label} | ${median(rps).toFixed(2)} (${each(rps)}) | ${median(cpu).toFixed(2)} (${each(cpu)}) |`
     })
     const text = `## A world with projects beside one without (issue 33)
@@ -941,8 +941,7 @@ async function main (): Promise<void> {
           const pool = new pg.Pool({ connectionString: url.toString(), max: HOST_CONCURRENCY })
           const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: prepared ? preparedStatements(pool) : pool }) })
           try {
-            const inSchema = db.withSchema('team_access')
-            hostRows.push({ engine, rows: await measureHostCheck({ engine: 'postgres', db, ...hostTarget(async () => await inSchema.selectFrom('team_workspaces').select(['id', 'access', 'runs']).where('id', '=', HOST_ROW).executeTakeFirstOrThrow()) }, hostOptions()) })
+            hostRows.push({ engine, rows: await measureHostCheck({ engine: 'postgres', db, ...hostTarget(db.withSchema('team_access')) }, hostOptions()) })
           } finally {
             await db.destroy()
           }
@@ -972,7 +971,7 @@ async function main (): Promise<void> {
         await applySeed(connection.db, hostCheckDataset() as unknown as SeedDocument)
         console.log(`pglite: migrated and seeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s`)
         const db = connection.db as Kysely<any>
-        hostRows.push({ engine: 'pglite', rows: await measureHostCheck({ engine: 'pglite', db, ...hostTarget(async () => await db.selectFrom('team_workspaces').select(['id', 'access', 'runs']).where('id', '=', HOST_ROW).executeTakeFirstOrThrow()) }, hostOptions()) })
+        hostRows.push({ engine: 'pglite', rows: await measureHostCheck({ engine: 'pglite', db, ...hostTarget(db) }, hostOptions()) })
       } finally {
         await connection.close()
       }
