@@ -34,8 +34,27 @@ export async function registerOpenApi (app: FastifyInstance, version: string): P
   })
 }
 
+/**
+ * /docs is where people paste a token to try the API: no other origin may frame it (clickjacking),
+ * and its page runs only its own scripts. Swagger UI loads every script and style as a file of its
+ * own (its CSP hashes are empty); its components set `style` attributes, hence `'unsafe-inline'`
+ * for styles alone. No validator badge: it would fetch the document from another origin.
+ */
+export const DOCS_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'", "script-src 'self'", "script-src-attr 'none'", "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:", "font-src 'self' data:", "connect-src 'self'", "object-src 'none'",
+  "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'"
+].join('; ')
+
 /** The interactive page at /docs and the document at /openapi.json (register after the routes). */
 export async function registerDocsUi (app: FastifyInstance): Promise<void> {
-  await app.register(swaggerUi, { routePrefix: DOCS_PATH, uiConfig: { docExpansion: 'list', deepLinking: true } })
+  // an encapsulated scope: the headers go on the docs' routes, not on the API's
+  await app.register(async (docs) => {
+    docs.addHook('onSend', (_request, reply, payload, done) => {
+      void reply.header('content-security-policy', DOCS_CONTENT_SECURITY_POLICY).header('x-frame-options', 'DENY')
+      done(null, payload)
+    })
+    await docs.register(swaggerUi, { routePrefix: DOCS_PATH, uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null } })
+  })
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger())
 }

@@ -15,6 +15,9 @@ t.test('the /docs page renders the team access operations, the workspace and tea
   const page = await browser.newPage()
   const errors: string[] = []
   page.on('pageerror', (err) => errors.push(err.message))
+  // the page's strict CSP (test/ui.test.ts) must refuse nothing the page needs
+  const refused: string[] = []
+  page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) refused.push(message.text()) })
   const response = await page.goto(`http://127.0.0.1:${port}/docs`, { waitUntil: 'load' })
   t.ok(response !== null && response.status() < 400, '/docs answers')
 
@@ -32,4 +35,5 @@ t.test('the /docs page renders the team access operations, the workspace and tea
   const title = await page.textContent('.info .title')
   t.match(title, /team-access/)
   t.same(errors, [], 'no script errors on the page')
+  t.same(refused, [], 'its CSP refuses nothing it loads')
 })

@@ -3,6 +3,7 @@ import Fastify from 'fastify'
 import { buildApp } from '../src/app.js'
 import teamAccess, { connect, migrate } from '../src/index.js'
 import { UI_CONTENT_SECURITY_POLICY } from '../src/ui.js'
+import { DOCS_CONTENT_SECURITY_POLICY } from '../src/docs.js'
 import { testConfig } from './helper.js'
 
 /**
@@ -56,4 +57,19 @@ t.test('the plugin serves it under its prefix only with ui: true', async (t) => 
       t.equal(page.statusCode, 404, `ui: ${String(ui)}: no page`)
     }
   }
+})
+
+t.test('/docs, where people paste a token, cannot be framed and runs only its own scripts', async (t) => {
+  const app = await buildApp(testConfig({ dataDir: 'memory://' }), { logger: false })
+  t.teardown(() => app.close())
+  for (const url of ['/docs', '/docs/', '/docs/static/index.html', '/docs/static/swagger-initializer.js', '/docs/json']) {
+    const served = await app.inject({ url })
+    t.ok(served.statusCode < 400, `${url} answers`)
+    t.equal(served.headers['content-security-policy'], DOCS_CONTENT_SECURITY_POLICY, `${url}: the CSP`)
+    t.match(served.headers['content-security-policy'], /frame-ancestors 'none'/)
+    t.notMatch(served.headers['content-security-policy'], /unsafe-eval|script-src[^;]*unsafe-inline|https:/)
+    t.equal(served.headers['x-frame-options'], 'DENY', `${url}: no frame`)
+  }
+  const api = await app.inject({ url: '/ping' })
+  t.equal(api.headers['x-frame-options'], undefined, 'the API answers as before')
 })

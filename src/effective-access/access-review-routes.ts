@@ -20,10 +20,22 @@ import { toGrant } from './effective-access-serialize.js'
  * organization of any size never sits whole in memory.
  */
 
-/** A CSV field (RFC 4180), safe to open in a spreadsheet: a value it would run as a formula starts with `'`. */
+/** A first character a spreadsheet reads as the start of a formula (OWASP's CSV injection list). */
+const FORMULA_START = /^[=+\-@\t\r]/
+/**
+ * What makes a field quoted: RFC 4180's `"`, CR, LF and `,`, and every separator a spreadsheet may
+ * split on instead (`;` where it is the list separator, tab in LibreOffice's default import): unquoted,
+ * `x;=cmd` would be two cells, the second a formula.
+ */
+const SPLITS_OR_QUOTES = /[",;\t\r\n]/
+
+/**
+ * A CSV field (RFC 4180), safe to open in a spreadsheet: a value it would run as a formula starts
+ * with `'`, and a value a spreadsheet could split into cells is quoted whole (DESIGN §12.1).
+ */
 export function csvField (value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
-  return /[",\r\n]/.test(safe) || safe !== value ? `"${safe.replaceAll('"', '""')}"` : safe
+  const safe = FORMULA_START.test(value) ? `'${value}` : value
+  return SPLITS_OR_QUOTES.test(safe) || safe !== value ? `"${safe.replaceAll('"', '""')}"` : safe
 }
 
 /** Where the access comes from, in a few words per grant (`team-access tws-…; organization-access.read-workspaces`). */

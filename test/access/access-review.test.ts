@@ -10,11 +10,14 @@ import { AccessReviewRepository, type ReviewEntry } from '../../src/effective-ac
  * and the CSV — its header, one row per user, team and workspace, a formula-like value neutralised.
  */
 const FORMULA_USER = '=HYPERLINK("http://x.example","click")'
+/** Formulas behind a separator a spreadsheet may split on (`;`, tab; OWASP's CSV injection case). */
+const SPLIT_USER = "x;=cmd|' /C calc'!A0"
+const TAB_USER = 'tab\t=1+1'
 const seed = structuredClone(world) as any
 const acme = seed.organizations[0]
-seed.users.push({ id: 'user-formula', username: FORMULA_USER })
+seed.users.push({ id: 'user-formula', username: FORMULA_USER }, { id: 'user-split', username: SPLIT_USER }, { id: 'user-tab', username: TAB_USER })
 acme.teams = acme.teams.map((team: any) => team.name === 'green'
-  ? { ...team, members: [FORMULA_USER] }
+  ? { ...team, members: [FORMULA_USER, SPLIT_USER, TAB_USER] }
   : team.name === 'managers'
     ? { ...team, 'organization-access': { 'manage-workspaces': true, 'manage-projects': true } }
     : team.name === 'readers' ? { ...team, 'organization-access': { 'read-workspaces': true, 'read-projects': true } } : team)
@@ -98,6 +101,11 @@ t.test(`the access review (${ENGINE})`, async (t) => {
   const formula = lines.find((line) => line.includes('HYPERLINK'))!
   t.ok(formula.startsWith('"\'=HYPERLINK(""http://x.example"",""click"")",green,organization,'), 'a formula-like value starts with a quote, inside a quoted field')
   t.notOk(lines.slice(1).some((line) => /^[=+\-@]/.test(line) || /,[=+\-@]/.test(line)), 'no field starts as a formula')
+  t.ok(lines.some((line) => line.startsWith(`"${SPLIT_USER.replaceAll('"', '""')}",green,`)), 'a value with a ; is quoted whole')
+  t.ok(lines.some((line) => line.startsWith(`"${TAB_USER}",green,`)), 'a value with a tab is quoted whole')
+  // split as a spreadsheet may (on , ; or tab, outside quotes): no cell starts as a formula
+  const cells = lines.slice(1).flatMap((line) => line.match(/"(?:[^"]|"")*"|[^,;\t]+|(?<=[,;\t])(?=[,;\t]|$)/g) ?? [])
+  t.notOk(cells.some((cell) => /^[=+\-@\t\r]/.test(cell)), 'no cell starts as a formula, whatever the separator')
   // the CSV reads a team's workspaces a slice at a time: slices of one walk the same entries
   const repository = new AccessReviewRepository(app.db)
   const walk = async (size: number) => {
