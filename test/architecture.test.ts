@@ -21,8 +21,10 @@ const LAYERS: string[][] = [
   ['audit/'],
   // the one writer of organizations, users, teams, memberships, workspaces and tokens, whoever asks
   ['directory/'],
+  // how much work a caller may cause (rate limit, admission): a streamed answer's reads take their turns there
+  ['limits/'],
   // the resources: routes and their reads; none imports another
-  ['teams/', 'tokens/', 'team-workspaces/', 'workspaces/', 'effective-access/', 'projects/', 'limits/'],
+  ['teams/', 'tokens/', 'team-workspaces/', 'workspaces/', 'effective-access/', 'projects/'],
   ['config.ts', 'metrics.ts', 'shutdown.ts', 'docs.ts', 'ui.ts'],
   ['listener.ts', 'load-shedding.ts'],
   ['plugin.ts'],

@@ -1,12 +1,13 @@
 import { sql, type Kysely, type QueryCreator, type RawBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
 import { PERMISSION_COLUMN_NAMES } from '../access/permission-columns.js'
-import { teamGrants, withGrants } from '../access/grants.js'
+import { callerOfKind, callerValues, teamGrants, withGrants } from '../access/grants.js'
 import { grantsOrganizationWide, isOwnerOf } from '../access/predicates.js'
 import { explainAccess, ORGANIZATION_GRANTS, type Explanation } from '../access/effective-access.js'
 import { PROJECT_GRANT_COLUMNS } from '../access/project-permissions.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
+import { ApiError } from '../jsonapi/errors.js'
 import { table } from '../db/tables.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { teamGrantsOf, type GrantRow } from './effective-access-repository.js'
@@ -119,6 +120,21 @@ const pairs = (qc: QueryCreator<any>) => qc.selectFrom(candidates.as('c'))
   .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
   .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
 
+/** How a stream runs each of its statements: by default at once; the routes, each in a turn of admission's (`inTurn`). */
+export type ReadInTurn = <T>(read: () => Promise<T>) => Promise<T>
+
+/**
+ * A stream's caller is no longer an owner of the organization (its token revoked, its membership
+ * removed): the stream stops where it is, and its answer ends unfinished, never as if it were whole.
+ */
+export class NoLongerOwner extends ApiError {
+  constructor () { super(404, 'not found', 'The caller no longer reads this organization\'s access review.') }
+}
+
+/** The organization of this id, as the `org` CTE, when the statement's caller (its `grants`) owns it; no row otherwise. */
+const ownedOrganization = (qc: QueryCreator<any>, organizationId: string) =>
+  qc.selectFrom('organizations as o').where('o.id', '=', organizationId).where(isOwnerOf('o.id')).select('o.id')
+
 export class AccessReviewRepository {
   private readonly shapes = new QueryShapes()
 
@@ -156,14 +172,17 @@ export class AccessReviewRepository {
     }
   }
 
-  /** The organization's teams by name, each with its members' usernames, sorted. */
-  async teams (organizationId: string): Promise<ReviewTeam[]> {
-    const rows = await this.db.selectFrom('teams as t')
-      .where('t.organization_id', '=', organizationId)
+  /** The organization's teams by name, each with its members' usernames, sorted, while `caller` owns it (NoLongerOwner otherwise). */
+  private async ownedTeams (caller: Caller, organizationId: string): Promise<ReviewTeam[]> {
+    const rows = await withGrants(this.db, caller)
+      .with('org', (qc) => ownedOrganization(qc, organizationId))
+      .selectFrom('org')
+      .leftJoin('teams as t', 't.organization_id', 'org.id')
       .select(['t.id', 't.name', 't.visibility', membersOf('t.id').as('members')])
       .orderBy('t.name').orderBy('t.id')
       .execute()
-    return rows.map((row) => ({ id: row.id, name: row.name, visibility: row.visibility, members: row.members ?? [] }))
+    if (rows.length === 0) throw new NoLongerOwner()
+    return rows.filter((row) => row.id !== null).map((row) => ({ id: row.id!, name: row.name!, visibility: row.visibility!, members: row.members ?? [] }))
   }
 
   /**
@@ -172,12 +191,15 @@ export class AccessReviewRepository {
    * holds there, with those grants in the same statement, each combination explained once. So the
    * whole organization streams with one slice of small entries in memory, whatever its size, and
    * each slice as its statement read it (the review is not one snapshot: a team's slices are not).
+   * Every statement asks again whether `caller` owns the organization, in the statement itself: a
+   * caller who stops being an owner (a token revoked, a membership removed) gets nothing read after
+   * that — the stream throws NoLongerOwner. Each statement runs through `inTurn`.
    */
-  async * entries (organizationId: string, slice: number): AsyncGenerator<ReviewEntry[]> {
-    for (const team of await this.teams(organizationId)) {
+  async * entries (caller: Caller, organizationId: string, slice: number, inTurn: ReadInTurn = async (read) => await read()): AsyncGenerator<ReviewEntry[]> {
+    for (const team of await inTurn(async () => await this.ownedTeams(caller, organizationId))) {
       let after: ReachedRow | undefined
       for (;;) {
-        const read = await this.sliceOf(organizationId, team.id, slice, after)
+        const read = await inTurn(async () => await this.sliceOf(caller, organizationId, team.id, slice, after))
         const explanations = new Map(read.grants.map((grant) => [grantKey(grant), explanationOf(grant)]))
         if (read.rows.length > 0) yield read.rows.map((row) => ({ team, workspace: workspaceOf(row), ...explanations.get(grantKey(row))! }))
         if (read.rows.length < slice) break
@@ -191,27 +213,30 @@ export class AccessReviewRepository {
    * the workspace and the ids of its grants; and those grants, each combination of them once (the
    * team's flags, with one of its rows or none, with one of its project rows or none).
    */
-  private async sliceOf (organizationId: string, teamId: string, limit: number, after?: ReachedRow): Promise<{ rows: ReachedRow[], grants: PairRow[] }> {
-    const values = [teamId, organizationId, limit, ...(after === undefined ? [] : [after.workspace_name, after.workspace_id])]
-    const query = this.shapes.compile(`slice:${after === undefined ? 'first' : 'after'}`, values, ([team, organization, max, name, id]) =>
-      this.reached(team!, organization!)
+  private async sliceOf (caller: Caller, organizationId: string, teamId: string, limit: number, after?: ReachedRow): Promise<{ rows: ReachedRow[], grants: PairRow[] }> {
+    const values = [...callerValues(caller), teamId, organizationId, limit, ...(after === undefined ? [] : [after.workspace_name, after.workspace_id])]
+    const query = this.shapes.compile(`slice:${after === undefined ? 'first' : 'after'}:${caller.kind}`, values, ([subject, token, team, organization, max, name, id]) =>
+      this.reached(callerOfKind(caller.kind, [subject, token]), team!, organization!)
         .with('slice', (qc) => {
           let slice = (qc as QueryCreator<any>).selectFrom('reached as r').selectAll('r')
           if (name !== undefined) slice = slice.where(sql<boolean>`(r.workspace_name, r.workspace_id) > (${name}, ${id})`)
           return slice.orderBy('r.workspace_name').orderBy('r.workspace_id').limit(max as unknown as number)
         })
         .selectNoFrom([
+          sql<boolean>`exists (select 1 from org)`.as('owner'),
           jsonArrayOf(sql`(select * from slice)`, REACHED_COLUMNS, ['workspace_name', 'workspace_id']).as('rows'),
           jsonArrayOf(sql`(select distinct on (row_id, tp_id) * from slice)`, GRANT_COLUMNS).as('grants')
         ]))
-    const [read] = (await this.db.executeQuery<{ rows: string, grants: string }>(query)).rows
+    const [read] = (await this.db.executeQuery<{ owner: boolean, rows: string, grants: string }>(query)).rows
+    if (read!.owner !== true) throw new NoLongerOwner()
     return { rows: rowsOf<ReachedRow>(read!.rows, REACHED_COLUMNS), grants: rowsOf<PairRow>(read!.grants, GRANT_COLUMNS) }
   }
 
-  /** The `reached` CTE of one team of an organization: its pairs with their grants. */
-  private reached (team: string, organization: string) {
-    return this.db.with('team_grants', (qc) => teamGrants(qc).where('teams.id', '=', team))
-      .with('org', (qc) => qc.selectNoFrom(sql<string>`${organization}::text`.as('id')))
+  /** The `reached` CTE of one team of an organization the caller owns (none otherwise): its pairs with their grants. */
+  private reached (caller: Caller, team: string, organization: string) {
+    return withGrants(this.db, caller)
+      .with('team_grants', (qc) => teamGrants(qc).where('teams.id', '=', team))
+      .with('org', (qc) => ownedOrganization(qc as QueryCreator<any>, organization))
       .with('reached', (qc) => pairs(qc as QueryCreator<any>))
   }
 }

@@ -9,6 +9,7 @@ import { notFound } from '../jsonapi/errors.js'
 import { noInclude } from '../jsonapi/include.js'
 import { parsePage } from '../jsonapi/pagination.js'
 import { JSONAPI_TYPE } from '../jsonapi/errors.js'
+import { inTurn } from '../limits/admission.js'
 import type { AccessReviewRepository, ReviewEntry } from './access-review-repository.js'
 import { toGrant } from './effective-access-serialize.js'
 
@@ -101,13 +102,21 @@ async function * chunked (slices: AsyncIterable<ReviewEntry[]>, head: string, fo
   yield Buffer.from(chunk + tail)
 }
 
+/**
+ * The request's entries, streamed: each statement in a turn of admission's and as the request's
+ * caller, so that a stream holds its place under the caller's cap until its answer ends, lets
+ * other requests run between its reads, and stops when its caller stops being an owner.
+ */
+const entriesOf = (repository: AccessReviewRepository, request: FastifyRequest, organizationId: string) =>
+  repository.entries(request.caller, organizationId, SLICE, async (read) => await inTurn(request, read))
+
 /** The organization's CSV: the header, then every entry's lines. */
-const csvOf = (repository: AccessReviewRepository, organizationId: string) =>
-  chunked(repository.entries(organizationId, SLICE), `${ACCESS_REVIEW_CSV_COLUMNS.join(',')}\r\n`, csvLines(), '')
+const csvOf = (entries: AsyncIterable<ReviewEntry[]>) =>
+  chunked(entries, `${ACCESS_REVIEW_CSV_COLUMNS.join(',')}\r\n`, csvLines(), '')
 
 /** The organization's every entry as one JSON:API document, unpaginated (DESIGN §4: no page parameters). */
-const documentOf = (repository: AccessReviewRepository, organizationId: string) =>
-  chunked(repository.entries(organizationId, SLICE), '{"data":[', (entry, index) => `${index === 0 ? '' : ','}${JSON.stringify(toEntry(entry))}`, ']}')
+const documentOf = (entries: AsyncIterable<ReviewEntry[]>) =>
+  chunked(entries, '{"data":[', (entry, index) => `${index === 0 ? '' : ','}${JSON.stringify(toEntry(entry))}`, ']}')
 
 function toEntry (entry: ReviewEntry): AccessReviewEntry {
   return {
@@ -162,14 +171,14 @@ const accessReviewRoutes: FastifyPluginAsyncTypebox<{ repository: AccessReviewRe
       return await reply.type('text/csv; charset=utf-8')
         .header('content-disposition', `attachment; filename="${found.name}-access-review-${date}.csv"`)
         .header('cache-control', 'no-store')
-        .send(Readable.from(csvOf(repository, found.id)))
+        .send(Readable.from(csvOf(entriesOf(repository, request, found.id))))
     }
     const page = parsePage(number, size)
     if (page === undefined) {
       // no page parameter (DESIGN §4): every entry, streamed as the CSV is
       const found = await repository.organization(request.caller, organization)
       if (found === undefined) throw notFound()
-      return await reply.type(JSONAPI_TYPE).header('cache-control', 'no-store').send(Readable.from(documentOf(repository, found.id)))
+      return await reply.type(JSONAPI_TYPE).header('cache-control', 'no-store').send(Readable.from(documentOf(entriesOf(repository, request, found.id))))
     }
     const linksFrom = origin(request)
     const answer = await repository.page(request.caller, organization, page)

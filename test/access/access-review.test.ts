@@ -1,7 +1,9 @@
 import t from 'tap'
 import { bearer, build, ENGINE } from '../helper.js'
 import { TOKENS, world } from '../fixtures/world.js'
-import { AccessReviewRepository, type ReviewEntry } from '../../src/effective-access/access-review-repository.js'
+import { AccessReviewRepository, NoLongerOwner, type ReviewEntry } from '../../src/effective-access/access-review-repository.js'
+import { resolveToken, type Caller } from '../../src/auth/caller.js'
+import { tokenDigest } from '../../src/auth/token-digest.js'
 
 /**
  * The access review (DESIGN §12.1), `GET /organizations/:org/access-review`: owners only (everyone
@@ -26,6 +28,8 @@ acme.workspaces = acme.workspaces.map((workspace: any) => workspace.name === 'de
 acme['project-access'] = [{ id: 'tprj-green-platform', team: 'green', project: 'platform', access: 'maintain' }]
 
 const PATH = '/api/v2/organizations/acme/access-review'
+/** The owner, as a host vouches for it (no token): what the repository's stream reads as. */
+const OWNER: Caller = { kind: 'user', userId: 'user-owner' }
 const CSV = { accept: 'text/csv' }
 
 t.test(`the access review (${ENGINE})`, async (t) => {
@@ -110,7 +114,7 @@ t.test(`the access review (${ENGINE})`, async (t) => {
   const repository = new AccessReviewRepository(app.db)
   const walk = async (size: number) => {
     const found = []
-    for await (const slice of repository.entries('org-acme', size)) found.push(...slice)
+    for await (const slice of repository.entries(OWNER, 'org-acme', size)) found.push(...slice)
     return found
   }
   const whole = await walk(100)
@@ -123,7 +127,7 @@ t.test(`the access review (${ENGINE})`, async (t) => {
   // a team's grants are read before its workspaces: a row made between the two reads is read with them
   const index = whole.findIndex((e, i) => i > 0 && whole[i - 1]!.team.id === e.team.id && !e.grants.some((g) => g.kind === 'team-access' || g.kind === 'owners'))
   const [before, later] = [whole[index - 1]!, whole[index]!]
-  const stream = repository.entries('org-acme', 1)
+  const stream = repository.entries(OWNER, 'org-acme', 1)
   let step = await stream.next()
   while (step.done !== true && (step.value[0]!.team.id !== before.team.id || step.value[0]!.workspace.id !== before.workspace.id)) step = await stream.next()
   const made = await app.inject({ method: 'POST', url: '/api/v2/team-workspaces', headers: { ...bearer(TOKENS.owner), 'content-type': 'application/vnd.api+json' }, payload: { data: { type: 'team-workspaces', attributes: { access: 'admin' }, relationships: { team: { data: { id: later.team.id, type: 'teams' } }, workspace: { data: { id: later.workspace.id, type: 'workspaces' } } } } } })
@@ -132,7 +136,7 @@ t.test(`the access review (${ENGINE})`, async (t) => {
   t.same([after.workspace.id, after.access, after.grants.map((g) => g.kind).includes('team-access')], [later.workspace.id, 'admin', true], 'the new row, with its grant, in the stream under way')
   await stream.return(undefined)
   // and a row changed between two slices of its team is read as it is then (each slice brings its own grants)
-  const changing = repository.entries('org-acme', 1)
+  const changing = repository.entries(OWNER, 'org-acme', 1)
   step = await changing.next()
   while (step.done !== true && (step.value[0]!.team.id !== before.team.id || step.value[0]!.workspace.id !== before.workspace.id)) step = await changing.next()
   const changed = await app.inject({ method: 'PATCH', url: `/api/v2/team-workspaces/${made.json().data.id as string}`, headers: { ...bearer(TOKENS.owner), 'content-type': 'application/vnd.api+json' }, payload: { data: { type: 'team-workspaces', attributes: { access: 'read' } } } })
@@ -141,4 +145,60 @@ t.test(`the access review (${ENGINE})`, async (t) => {
   t.same([now.workspace.id, now.grants.find((g) => g.kind === 'team-access')?.access], [later.workspace.id, 'read'], 'the changed row as it is now, not as the team\'s first slice read it')
   await changing.return(undefined)
   t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/team-workspaces/${made.json().data.id as string}`, headers: bearer(TOKENS.owner) })).statusCode, 204)
+})
+
+/**
+ * A stream outlives no revocation (issue 43, item 7): each of its statements asks again whether its
+ * caller owns the organization, so a stream whose token is revoked midway reads nothing more — not
+ * even a grant made after the revocation — and ends unfinished.
+ */
+const refusal = async (step: Promise<unknown>): Promise<unknown> => await step.then(() => undefined, (err: unknown) => err)
+
+t.test(`a stream stops when its caller stops being an owner (${ENGINE})`, async (t) => {
+  const app = await build(t, { seed })
+  const repository = new AccessReviewRepository(app.db)
+  // the caller as authentication makes it: the subject, and the digest of the token it came with
+  const teamCaller: Caller = { ...(await resolveToken(app.db, TOKENS.ownersTeam))!, token: tokenDigest(TOKENS.ownersTeam) }
+  t.equal(teamCaller.kind, 'team', 'the owners team\'s token')
+  const stream = repository.entries(teamCaller, 'org-acme', 1)
+  const first = await stream.next()
+  t.equal(first.done, false, 'the owners team reads the stream')
+  const { id: tokenId } = await app.db.selectFrom('tokens').where('digest', '=', tokenDigest(TOKENS.ownersTeam)).select('id').executeTakeFirstOrThrow()
+  const revoked = await app.inject({ method: 'DELETE', url: `/api/v2/authentication-tokens/${tokenId}`, headers: bearer(TOKENS.owner) })
+  t.equal(revoked.statusCode, 204, `its token is revoked: ${revoked.body}`)
+  const made = await app.inject({ method: 'POST', url: '/api/v2/team-workspaces', headers: { ...bearer(TOKENS.owner), 'content-type': 'application/vnd.api+json' }, payload: { data: { type: 'team-workspaces', attributes: { access: 'admin' }, relationships: { team: { data: { id: 'team-blue', type: 'teams' } }, workspace: { data: { id: 'ws-dev', type: 'workspaces' } } } } } })
+  t.ok([200, 422].includes(made.statusCode), 'a grant made after the revocation')
+  t.ok(await refusal(stream.next()) instanceof NoLongerOwner, 'the next slice is refused: nothing more is read')
+  // over HTTP: the same token is refused before any stream starts
+  t.equal((await app.inject({ url: PATH, headers: { ...bearer(TOKENS.ownersTeam), ...CSV } })).statusCode, 401)
+  // a host's caller removed from the owners team mid-stream stops as well
+  const host: Caller = { kind: 'user', userId: 'user-owner' }
+  const owned = repository.entries(host, 'org-acme', 1)
+  t.equal((await owned.next()).done, false)
+  await app.db.deleteFrom('team_memberships').where('user_id', '=', 'user-owner').where('team_id', '=', 'team-owners').execute()
+  t.ok(await refusal(owned.next()) instanceof NoLongerOwner, 'a removed membership stops it too')
+})
+
+/** HEAD costs what its answer costs (issue 43, item 3): the owner's check, never the stream's reads. */
+t.test(`HEAD of the access review reads no entry (${ENGINE})`, async (t) => {
+  const app = await build(t, { seed })
+  // the stream's statements, counted: the teams, then each slice
+  const prototype = AccessReviewRepository.prototype as any
+  const originals = { ownedTeams: prototype.ownedTeams, sliceOf: prototype.sliceOf }
+  let reads = 0
+  for (const [name, original] of Object.entries(originals)) {
+    prototype[name] = function (...args: unknown[]) { reads++; return original.apply(this, args) }
+  }
+  t.teardown(() => Object.assign(prototype, originals))
+  for (const headers of [CSV, {}]) {
+    const head = await app.inject({ method: 'HEAD', url: PATH, headers: { ...bearer(TOKENS.owner), ...headers } })
+    t.equal(head.statusCode, 200)
+    t.equal(head.body, '')
+    t.equal((await app.inject({ method: 'HEAD', url: PATH, headers: { ...bearer(TOKENS.writer), ...headers } })).statusCode, 404, 'a non-owner: 404')
+  }
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  t.equal(reads, 0, 'no statement of the stream ran')
+  const get = await app.inject({ url: PATH, headers: { ...bearer(TOKENS.owner), ...CSV } })
+  t.equal(get.statusCode, 200)
+  t.ok(reads > 1, 'GET reads it')
 })

@@ -2,7 +2,8 @@ import t from 'tap'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import fc from 'fast-check'
 import { connect as netConnect } from 'node:net'
-import admission, { type AdmissionOptions } from '../../src/limits/admission.js'
+import { Readable } from 'node:stream'
+import admission, { inTurn, type AdmissionOptions } from '../../src/limits/admission.js'
 import { errorHandler, notFound } from '../../src/jsonapi/errors.js'
 import type { Caller } from '../../src/auth/caller.js'
 
@@ -158,6 +159,13 @@ t.test('whatever way requests end, admission returns to empty', async (t) => {
   const busyHandlers = () => handlers
   app.get('/work', work)
   app.patch('/work', work)
+  // a streamed answer: two reads, each in a turn of its own, after its handler has returned
+  app.get('/stream', async (request) => {
+    async function * reads () {
+      for (let i = 0; i < 2; i++) yield await inTurn(request, async () => { await work(request); return `read ${i}\n` })
+    }
+    return Readable.from(reads())
+  })
   app.get('/alone', { config: { onePerCaller: true } }, work)
   app.patch('/alone', { config: { onePerCaller: true } }, work)
   app.addHook('onSend', async (request, reply, payload) => {
@@ -173,7 +181,7 @@ t.test('whatever way requests end, admission returns to empty', async (t) => {
   const one = fc.record({
     user: fc.constantFrom('a', 'b', 'c'),
     method: fc.constantFrom('GET', 'PATCH'),
-    route: fc.constantFrom('work', 'alone'),
+    route: fc.constantFrom('work', 'alone', 'stream'),
     ms: fc.integer({ min: 0, max: 80 }),
     refuse: fc.boolean(),
     // the client hangs up this long after sending, or waits for its answer
@@ -183,8 +191,9 @@ t.test('whatever way requests end, admission returns to empty', async (t) => {
     await Promise.all(requests.map(async (r) => {
       const socket = netConnect(port, '127.0.0.1')
       await new Promise((resolve) => socket.once('connect', resolve))
-      const body = r.method === 'PATCH' ? '{"data":{}}' : ''
-      socket.write(`${r.method} /${r.route} HTTP/1.1\r\nHost: x\r\nx-user: ${r.user}\r\nx-ms: ${r.ms}\r\n${r.refuse ? 'x-refuse: 1\r\n' : ''}` +
+      const method = r.route === 'stream' ? 'GET' : r.method
+      const body = method === 'PATCH' ? '{"data":{}}' : ''
+      socket.write(`${method} /${r.route} HTTP/1.1\r\nHost: x\r\nx-user: ${r.user}\r\nx-ms: ${r.ms}\r\n${r.refuse ? 'x-refuse: 1\r\n' : ''}` +
         (body === '' ? '' : `content-type: application/json\r\ncontent-length: ${body.length}\r\n`) + `connection: close\r\n\r\n${body}`)
       socket.resume()
       if (r.leaveAfter === undefined) await new Promise((resolve) => socket.once('close', resolve))
@@ -204,4 +213,88 @@ t.test('whatever way requests end, admission returns to empty', async (t) => {
   for (const ending of ['200', '404', '503 never admitted', '503', '200 client left', '503 client left']) {
     t.ok(kinds.includes(ending), `some request ended ${ending} (${kinds.join(', ')})`)
   }
+})
+
+/**
+ * A streamed answer (DESIGN §12.1's CSV) is its request's work until its last byte: it holds its
+ * place under its caller's cap all along, takes a turn at the database for each read — so other
+ * callers run between its reads — and gives everything back when it ends or its client leaves.
+ * HEAD never reads it.
+ */
+async function streaming (t: any, options: AdmissionOptions) {
+  const { app, ran, holds, settle, letOneGo } = await harness(t, options)
+  let reads = 0
+  app.get('/stream/:name', async (request) => {
+    const { name } = request.params as { name: string }
+    async function * body () {
+      for (let i = 0; i < 3; i++) {
+        yield await inTurn(request, async () => {
+          reads++
+          ran.push(`${name}:${i}`)
+          await new Promise<void>((resolve) => holds.push(resolve))
+          return `${name} read ${i}\n`
+        })
+      }
+    }
+    return Readable.from(body())
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const get = async (user: string, path: string, method = 'GET') => {
+    const response = await fetch(`${origin}${path}`, { method, headers: { 'x-user': user } })
+    return { status: response.status, body: await response.text(), headers: response.headers }
+  }
+  return { app, ran, settle, letOneGo, get, origin, reads: () => reads }
+}
+
+t.test('a stream holds its place under its caller’s cap until its answer ends, and takes a turn for each read', async (t) => {
+  const { app, ran, settle, letOneGo, get } = await streaming(t, { concurrency: 1, queueLength: 10, maxWaitMs: 5000, perCaller: 1 })
+  const stream = get('a', '/stream/a')
+  await settle()
+  const b = get('b', '/work/b1')
+  const a2 = get('a', '/work/a2')
+  await settle()
+  t.same(ran, ['a:0'], 'the stream’s first read holds the one turn')
+  await letOneGo()
+  t.same(ran, ['a:0', 'b1'], 'between two reads of a’s stream, b’s request runs')
+  t.same(app.admissionState(), { running: 1, waiting: 2, callers: 2 }, 'the stream’s next read and a’s second request wait')
+  await letOneGo()
+  t.same(ran, ['a:0', 'b1', 'a:1'], 'the stream’s read goes before a’s new request')
+  await letOneGo()
+  t.same(ran, ['a:0', 'b1', 'a:1', 'a:2'], 'a’s second request waits while its stream is under way, though a turn is free')
+  await letOneGo()
+  t.same(ran, ['a:0', 'b1', 'a:1', 'a:2', 'a2'], 'the stream ended: a’s next request runs')
+  await letOneGo()
+  const [whole, other, second] = await Promise.all([stream, b, a2])
+  t.same([whole.status, whole.body, other.status, second.status], [200, 'a read 0\na read 1\na read 2\n', 200, 200])
+  t.same(app.admissionState(), { running: 0, waiting: 0, callers: 0 })
+})
+
+t.test('HEAD of a streamed answer reads nothing, holds nothing, and says what GET would', async (t) => {
+  const { app, get, reads, letOneGo } = await streaming(t, { concurrency: 1, queueLength: 10, maxWaitMs: 5000, perCaller: 1 })
+  for (let i = 0; i < 20; i++) {
+    const head = await get('a', '/stream/h', 'HEAD')
+    t.equal(head.status, 200)
+    t.equal(head.body, '')
+  }
+  t.equal(reads(), 0, 'twenty HEADs, no read')
+  t.same(app.admissionState(), { running: 0, waiting: 0, callers: 0 })
+  const whole = get('a', '/stream/g')
+  for (let i = 0; i < 3; i++) await letOneGo()
+  t.equal((await whole).body, 'g read 0\ng read 1\ng read 2\n', 'GET reads it')
+})
+
+t.test('a client leaving a stream ends its reads and gives its place back', async (t) => {
+  const { app, ran, settle, letOneGo, origin } = await streaming(t, { concurrency: 1, queueLength: 10, maxWaitMs: 5000, perCaller: 1 })
+  const socket = netConnect(Number(new URL(origin).port), '127.0.0.1')
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write('GET /stream/x HTTP/1.1\r\nHost: x\r\nx-user: a\r\n\r\n')
+  socket.resume()
+  await settle()
+  t.same(ran, ['x:0'])
+  socket.destroy()
+  await letOneGo()
+  await settle()
+  t.same(ran, ['x:0'], 'no read after the client left')
+  t.same(app.admissionState(), { running: 0, waiting: 0, callers: 0 })
 })
