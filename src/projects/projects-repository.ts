@@ -1,7 +1,7 @@
 import { sql, type AliasedRawBuilder, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { withGrants } from '../access/grants.js'
-import { isMemberOf } from '../access/predicates.js'
+import { isMemberOf, readsTeamProjectRow } from '../access/predicates.js'
 import { administersProject, destroysProject, readsProject, readsProjectTeams, updatesProject } from '../access/project-predicates.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
@@ -37,7 +37,9 @@ function viewColumns (project: string): Array<AliasedRawBuilder<unknown, string>
     ...(['id', 'name', 'description', 'created_at', 'is_default'] as const).map((column) => sql`${c(column)}`.as(column)),
     sql`(select o.name from ${table.organizations} o where o.id = ${c('organization_id')})`.as('organization_name'),
     sql`(select count(*)::int from ${table.workspaces} w where w.project_id = ${c('id')})`.as('workspace_count'),
-    sql`(select count(*)::int from ${table.team_projects} tp where tp.project_id = ${c('id')})`.as('team_count'),
+    // the rows this caller is shown (GET /team-projects): a secret team's only to project admins and its members
+    sql`(select count(*)::int from ${table.team_projects} tp join ${table.teams} t on t.id = tp.team_id where tp.project_id = ${c('id')}
+      and ${readsTeamProjectRow('tp.project_id', 'tp.organization_id', 'tp.team_id', 't.visibility')})`.as('team_count'),
     sql`array[${updatesProject(`${project}.id`, `${project}.organization_id`)},
       ${destroysProject(`${project}.id`, `${project}.organization_id`)} and not ${c('is_default')},
       ${readsProjectTeams(`${project}.id`, `${project}.organization_id`)},
@@ -106,9 +108,28 @@ export class ProjectsRepository {
     return await createProject<ProjectView>(this.db, apiSource(caller, requestId), { name: organization }, values, apiAnswer)
   }
 
-  /** Renames a project or changes its description (project admins, settings update or delete), with its event. */
+  /**
+   * Renames a project or changes its description (project admins, settings update or delete), with
+   * its event. A name taken by a project the caller does not read is refused as `hidden` (the 404 of
+   * a caller who may not, DESIGN §3), never as `taken`: a project admin must not learn, by renaming
+   * its own, that a project it cannot see holds a name.
+   */
   async update (caller: Caller, id: string, changes: { name?: string | undefined, description?: string | null | undefined }, requestId: string): Promise<ProjectResult<ProjectView>> {
-    return await changeProject<ProjectView>(this.db, apiSource(caller, requestId), id, changes, apiAnswer)
+    const result = await changeProject<ProjectView>(this.db, apiSource(caller, requestId), id, changes, apiAnswer)
+    if ('refusal' in result && result.refusal === 'taken' && !(await this.readsProjectNamed(caller, id, changes.name!))) return { refusal: 'hidden' }
+    return result
+  }
+
+  /** Whether the caller reads the project named `name` (case-insensitively) in the organization of project `beside`. */
+  private async readsProjectNamed (caller: Caller, beside: string, name: string): Promise<boolean> {
+    const found = await withGrants(this.db, caller)
+      .selectFrom('projects as p')
+      .where('p.organization_id', '=', sql<string>`(select organization_id from ${table.projects} where id = ${beside})`)
+      .where(sql<boolean>`lower(p.name) = lower(${name})`)
+      .where(readsProject('p.id', 'p.organization_id'))
+      .select('p.id')
+      .executeTakeFirst()
+    return found !== undefined
   }
 
   /** Deletes a project and its team access (project admins, settings delete); refused while it holds workspaces, and for the default project. */

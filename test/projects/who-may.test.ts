@@ -92,6 +92,34 @@ t.test(`who may, for every request of DESIGN §11.4 (${ENGINE})`, async (t) => {
     await check(t, async (who) => await call(who, 'GET', `/projects/${platform.id}`), ['owner', 'organization', 'manager', 'projectReader', 'projectAdmin', 'settingsUpdate', 'settingsDelete', 'rowReader'], 200)
   })
 
+  t.test("a project's team-count counts the rows the caller is shown (issue 43, item 8)", async (t) => {
+    for (const who of ['owner', 'organization', 'manager', 'projectReader', 'projectAdmin', 'settingsUpdate', 'settingsDelete', 'rowReader'] as const) {
+      const shown = (await call(who, 'GET', `/team-projects?filter[project][id]=${platform.id}`)).json.data.length as number
+      const counted = (await call(who, 'GET', `/projects/${platform.id}`)).json.data.attributes['team-count'] as number
+      const listed = (await call(who, 'GET', '/organizations/acme/projects?filter[names]=platform')).json.data[0].attributes['team-count'] as number
+      t.same([counted, listed], [shown, shown], `${who}: ${shown} rows shown, ${counted} counted`)
+    }
+    const rowReader = (await call('rowReader', 'GET', `/projects/${platform.id}`)).json.data.attributes['team-count']
+    t.equal(rowReader, 1, 'a member with a read row is shown the organization-visible rows only (its own)')
+  })
+
+  t.test('a project admin renaming its own project learns nothing of projects it cannot read (issue 43, item 8)', async (t) => {
+    const hidden = (await call('owner', 'POST', '/organizations/acme/projects', { data: { type: 'projects', attributes: { name: 'hidden payroll' } } })).json.data.id as string
+    t.equal((await call('projectAdmin', 'GET', `/projects/${hidden}`)).body, NOT_FOUND, 'a project red cannot read')
+    const rename = async (name: string) => await call('projectAdmin', 'PATCH', `/projects/${platform.id}`, { data: { attributes: { name } } })
+    const clash = await rename('HIDDEN PAYROLL')
+    t.equal(clash.body, NOT_FOUND, 'a name a hidden project holds: the 404 of a caller who may not, not "taken"')
+    t.equal((await call('owner', 'GET', `/projects/${platform.id}`)).json.data.attributes.name, 'platform', 'nothing changed')
+    const seen = await rename('Default Project')
+    t.equal(seen.status, 404, 'the default project, which red does not read either')
+    await project('red reads this') // red holds a row on it
+    const visible = await rename('red reads this')
+    t.same([visible.status, visible.json.errors[0].detail], [422, 'Name has already been taken'], 'a name a project red reads holds: 422, as ever')
+    t.equal((await call('owner', 'PATCH', `/projects/${platform.id}`, { data: { attributes: { name: 'hidden payroll' } } })).status, 422, 'an owner reads every project: 422')
+    t.equal((await rename('platform two')).status, 200, 'a free name: renamed')
+    t.equal((await rename('platform')).status, 200)
+  })
+
   t.test("a project's permissions are the caller's", async (t) => {
     const permissions = async (who: Caller) => (await call(who, 'GET', `/projects/${platform.id}`)).json.data.attributes.permissions
     t.match(await permissions('owner'), { 'can-update': true, 'can-destroy': true, 'can-read-teams': true, 'can-manage-teams': true })
