@@ -1,4 +1,5 @@
-import { writeSync } from 'node:fs'
+import { closeSync, writeSync } from 'node:fs'
+import { isatty } from 'node:tty'
 
 /**
  * Standard output as the service's log destination: a line that cannot be written is dropped,
@@ -117,4 +118,23 @@ export function fdOutput (fd: number): LogOutput {
     get lost () { return lost !== undefined },
     get dropped () { return dropped }
   }
+}
+
+/**
+ * A process whose terminal closed exits without aborting. At exit Node sets each of standard
+ * input, output and error that was a terminal at start back to its start state (ResetStdio), and
+ * on Node 20 here aborts when that fails — as it does with EIO on a terminal that hung up (its
+ * `script`, its terminal window gone): an assertion, a crash dump, the DATA_DIR lock left behind.
+ * Node skips a descriptor the program closed: one that was a terminal at start and no longer
+ * answers as one (a hung-up terminal refuses every ioctl) is closed on the way out.
+ */
+export function closeHungUpTerminalsAtExit (): void {
+  const terminals = [0, 1, 2].filter((fd) => isatty(fd))
+  if (terminals.length === 0) return
+  process.on('exit', () => {
+    for (const fd of terminals) {
+      if (isatty(fd)) continue
+      try { closeSync(fd) } catch {}
+    }
+  })
 }
