@@ -27,6 +27,8 @@ Where each lives:
 - database faults (stop under load, pool exhaustion, lock wait): test-faults/database-faults.test.ts
 - graceful shutdown, and the reported case: test-faults/shutdown.test.ts (the built server, SIGTERM; requests
   in flight in the database, and unread in sockets and the accept queue of a stopped server)
+- lost output: test-faults/lost-output.test.ts (the built server on each engine: its log reader killed 20 ms
+  after SIGTERM; run under \`script\`, whose terminal closes)
 - two replicas, one Redis: test-faults/replicas.test.ts (two server processes on one PostgreSQL and one
   Redis of the test's own; Redis stopped and started under them)
 - rate limiting through Redis: test/hardening/rate-limit.test.ts

@@ -15,6 +15,7 @@ import { registerMetrics, registerRedisMetric } from './metrics.js'
 import { connectRateLimitRedis } from './limits/rate-limit-redis.js'
 import { clientErrorHandler, createListener } from './listener.js'
 import { drainListener, type DrainOptions } from './shutdown.js'
+import { standardOutput } from './log-output.js'
 import { projectFile } from './project-file.js'
 import { DOCS_PATH, registerDocsUi, registerOpenApi } from './docs.js'
 import { registerUi, UI_PATH } from './ui.js'
@@ -30,7 +31,10 @@ const DEMO_WORKSPACE = 'ws-DemoProduction01'
 export interface BuildOptions {
   /** Fastify's logger option; by default pino at the configured level with the Authorization header redacted. */
   logger?: FastifyServerOptions['logger']
-  /** Where the default logger writes (standard output when absent); the log canary test reads it. */
+  /**
+   * Where the default logger writes; the log canary test reads it. Standard output when absent,
+   * through ./log-output.ts: a line that cannot be written is dropped, never retried forever.
+   */
   logStream?: { write: (line: string) => void }
   /**
    * Lines a person reads (pino-pretty), one per request, instead of JSON lines (two per request).
@@ -70,14 +74,14 @@ function requestForLog (request: { method: string, url: string, hostname?: strin
 export async function buildApp (config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const pretty = options.logger === undefined &&
     (options.prettyLogs ?? (options.logStream === undefined && process.stdout.isTTY === true))
-  const destination = options.logStream ?? (pretty ? process.stdout : undefined)
+  const destination = options.logStream ?? standardOutput()
   const connections = config.connections ?? defaultConnections()
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
       serializers: { req: requestForLog },
-      ...(destination === undefined ? {} : { stream: pretty ? await prettyStream(destination) : destination })
+      stream: pretty ? await prettyStream(destination) : destination
     },
     ...(pretty ? { logController: new OneLinePerRequest() } : {}),
     // a server that is closing still answers what reaches it — with our documents, not
@@ -209,7 +213,7 @@ class OneLinePerRequest extends LogController {
 async function prettyStream (destination: { write: (line: string) => void }): Promise<{ write: (line: string) => void }> {
   const { prettyFactory } = await import('pino-pretty')
   const prettify = prettyFactory({
-    colorize: destination === process.stdout && process.stdout.hasColors?.() === true,
+    colorize: destination === standardOutput() && process.stdout.hasColors?.() === true,
     translateTime: 'SYS:HH:MM:ss.l',
     ignore: 'pid,hostname,reqId',
     messageFormat: '{if reqId}{reqId} {end}{msg}'

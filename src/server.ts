@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.js'
 import { connect, databaseMissing } from './db/connect.js'
 import { SeedError } from './directory/seed.js'
 import { DataDirInUse } from './db/data-dir-lock.js'
+import { closeHungUpTerminalsAtExit, standardOutput } from './log-output.js'
 import { DatabaseNewer, MigrationsPending } from './db/migrate.js'
 import { isDatabaseUnavailable, loggable } from './jsonapi/errors.js'
 
@@ -24,13 +25,32 @@ async function main (): Promise<void> {
   const app = await buildApp(config, connection === undefined ? {} : { connection })
   // the drain (3 s at most, 6 s while connections queued before the signal are still being taken),
   // the requests in flight and the database's close fit inside this; past it the process exits
-  // anyway (code 1), so that a stop never takes more than 10 s
-  closeWithGrace({ delay: 9_500 }, async ({ signal, err }) => {
+  // anyway (code 1), so that a stop never takes more than 10 s. A second SIGTERM or SIGINT while
+  // closing exits at once (code 1): an operator insisting.
+  // The signals that report a fault are never caught: a handler returns into the faulting
+  // instruction, which faults again, forever (a process spinning at full CPU, deaf to SIGTERM,
+  // its port and DATA_DIR held) — SIGABRT and SIGTRAP are how Node and V8 end a process on purpose.
+  let closing = false
+  let reason: string | undefined
+  const { close } = closeWithGrace({ delay: 9_500, skip: ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT', 'SIGTRAP', 'SIGHUP'] }, async ({ signal, err }) => {
+    closing = true
     if (err !== undefined) app.log.error({ err: loggable(err) }, 'closing after an uncaught error')
-    else app.log.info({ signal }, 'closing')
+    else app.log.info({ signal: signal ?? reason }, 'closing')
     await app.close()
     app.log.info('stopped')
   })
+  const stop = (why: string) => {
+    if (closing) return
+    reason = why
+    void close()
+  }
+  // SIGHUP (the terminal that ran it closed) stops it as SIGTERM does; a closing terminal sends
+  // it more than once, and a later one is not an operator insisting: the stop under way goes on
+  process.on('SIGHUP', () => { stop('SIGHUP') })
+  // so does a lost standard output (its reader gone: EPIPE; its terminal closed: EIO), whose
+  // lines are dropped meanwhile (./log-output.ts)
+  standardOutput().onLost((err) => { stop(`standard output lost (${err.code ?? err.message})`) })
+  closeHungUpTerminalsAtExit()
   await app.listen({ port: config.port, host: config.host })
 }
 
