@@ -25,7 +25,7 @@ const LAYERS: string[][] = [
   ['limits/'],
   // the resources: routes and their reads; none imports another
   ['teams/', 'tokens/', 'team-workspaces/', 'workspaces/', 'effective-access/', 'projects/'],
-  ['config.ts', 'metrics.ts', 'shutdown.ts', 'docs.ts', 'ui.ts'],
+  ['config.ts', 'metrics.ts', 'shutdown.ts', 'docs.ts', 'ui.ts', 'log-output.ts'],
   ['listener.ts', 'load-shedding.ts'],
   ['plugin.ts'],
   ['app.ts'],
