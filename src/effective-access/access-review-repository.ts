@@ -143,17 +143,22 @@ interface ChosenTeam { team_id: string, wide: boolean, skip: number, take: numbe
 
 /**
  * The pairs of a page: for each team of the statement's `chosen` CTE, `take` of the workspaces it
- * reaches (as `candidates` has them) after its first `skip`, by workspace name and id.
+ * reaches (as `candidates` has them) after its first `skip`, by workspace name and id — for a team
+ * with an organization-wide flag the organization's workspaces, read in that order by their index.
  */
 const pageSlices = sql<{ team_id: string, workspace_id: string, members: string[] | null }>`(
   select c.team_id, s.workspace_id, c.members from chosen c cross join lateral (
+    select w.id as workspace_id from ${table.workspaces} w where w.organization_id = (select id from org)
+    order by w.name, w.id offset c.skip limit c.take) s
+  where c.wide
+  union all
+  select c.team_id, s.workspace_id, c.members from chosen c cross join lateral (
     select u.workspace_id from (
-      select w.id as workspace_id, w.name from ${table.workspaces} w where c.wide and w.organization_id = (select id from org)
+      select w.id as workspace_id, w.name from ${table.team_workspaces} tw join ${table.workspaces} w on w.id = tw.workspace_id where tw.team_id = c.team_id
       union
-      select w.id, w.name from ${table.team_workspaces} tw join ${table.workspaces} w on w.id = tw.workspace_id where not c.wide and tw.team_id = c.team_id
-      union
-      select w.id, w.name from ${table.team_projects} tp join ${table.workspaces} w on w.project_id = tp.project_id where not c.wide and tp.team_id = c.team_id) u
-    order by u.name, u.workspace_id offset c.skip limit c.take) s)`
+      select w.id, w.name from ${table.team_projects} tp join ${table.workspaces} w on w.project_id = tp.project_id where tp.team_id = c.team_id) u
+    order by u.name, u.workspace_id offset c.skip limit c.take) s
+  where not c.wide)`
 
 /**
  * The pairs of the statement's `slice` CTE as `pairs` gives them, with the team's members: the
