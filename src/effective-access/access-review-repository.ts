@@ -135,6 +135,66 @@ export class NoLongerOwner extends ApiError {
 const ownedOrganization = (qc: QueryCreator<any>, organizationId: string) =>
   qc.selectFrom('organizations as o').where('o.id', '=', organizationId).where(isOwnerOf('o.id')).select('o.id')
 
+/**
+ * Each team of the organization in the statement's `org` CTE, with how many workspaces it reaches
+ * — its pairs in `candidates`, counted without being listed: a team with an organization-wide
+ * flag every workspace of the organization (its rows and project rows are on workspaces and
+ * projects of its own organization: the foreign keys say so), any other the distinct workspaces
+ * of its team-access rows and of its team-project rows' projects, each by its team's index.
+ */
+const teamCounts = sql<{ team_id: string, team_name: string, wide: boolean, n: number | string }>`(
+  select tg.team_id, t.name as team_name, ${grantsOrganizationWide('tg')} as wide,
+    case when ${grantsOrganizationWide('tg')}
+      then (select count(*) from ${table.workspaces} w where w.organization_id = (select id from org))
+      else (select count(*) from (
+        select tw.workspace_id from ${table.team_workspaces} tw where tw.team_id = tg.team_id
+        union
+        select w.id from ${table.team_projects} tp join ${table.workspaces} w on w.project_id = tp.project_id where tp.team_id = tg.team_id) u)
+    end as n
+  from team_grants tg join ${table.teams} t on t.id = tg.team_id
+  where tg.organization_id = (select id from org))`
+
+/** A team a page overlaps: its slice of workspaces (`take` after the first `skip`), and its members. */
+interface ChosenTeam { team_id: string, wide: boolean, skip: number, take: number, members: string[] | null }
+
+/**
+ * The pairs of a page: for each team of the statement's `chosen` CTE, `take` of the workspaces it
+ * reaches (as `candidates` has them) after its first `skip`, by workspace name and id — for a team
+ * with an organization-wide flag the organization's workspaces, read in that order by their index.
+ */
+const pageSlices = sql<{ team_id: string, workspace_id: string, members: string[] | null }>`(
+  select c.team_id, s.workspace_id, c.members from chosen c cross join lateral (
+    select w.id as workspace_id from ${table.workspaces} w where w.organization_id = (select id from org)
+    order by w.name, w.id offset c.skip limit c.take) s
+  where c.wide
+  union all
+  select c.team_id, s.workspace_id, c.members from chosen c cross join lateral (
+    select u.workspace_id from (
+      select w.id as workspace_id, w.name from ${table.team_workspaces} tw join ${table.workspaces} w on w.id = tw.workspace_id where tw.team_id = c.team_id
+      union
+      select w.id, w.name from ${table.team_projects} tp join ${table.workspaces} w on w.project_id = tp.project_id where tp.team_id = c.team_id) u
+    order by u.name, u.workspace_id offset c.skip limit c.take) s
+  where not c.wide)`
+
+/**
+ * The pairs of the statement's `slice` CTE as `pairs` gives them, with the team's members: the
+ * team's row on each workspace and its row on the workspace's project each looked up by its
+ * unique key (a lateral LIMIT 1), not hashed whole.
+ */
+const slicePairs = (qc: QueryCreator<any>) => qc.selectFrom('slice as c')
+  .innerJoin('team_grants as tg', 'tg.team_id', 'c.team_id')
+  .innerJoin('teams as t', 't.id', 'c.team_id')
+  .innerJoin('workspaces as w', 'w.id', 'c.workspace_id')
+  .innerJoin('projects as p', 'p.id', 'w.project_id')
+  .leftJoinLateral((eb) => eb.selectFrom('team_workspaces as r').selectAll('r')
+    .whereRef('r.team_id', '=', 'c.team_id').whereRef('r.workspace_id', '=', 'c.workspace_id').limit(1).as('tw'), (join) => join.onTrue())
+  .leftJoinLateral((eb) => eb.selectFrom('team_projects as r').selectAll('r')
+    .whereRef('r.team_id', '=', 'c.team_id').whereRef('r.project_id', '=', 'w.project_id').limit(1).as('tp'), (join) => join.onTrue())
+  .select(['tg.team_id', 't.name as team_name', 't.visibility', 'w.id as workspace_id', 'w.name as workspace_name', 'p.id as project_id', 'p.name as project_name', 'tw.id as row_id', 'tw.access', 'c.members'])
+  .select(FLAGS.map((flag) => `tg.${flag}` as const))
+  .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
+  .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
+
 export class AccessReviewRepository {
   private readonly shapes = new QueryShapes()
 
@@ -150,19 +210,30 @@ export class AccessReviewRepository {
   /**
    * A page of the organization's entries, by team name, then workspace name, and how many there
    * are; undefined when there is no such organization or the caller is not its owner.
+   *
+   * A page costs what it returns, not what the organization holds (issue 43): the teams, each
+   * with how many workspaces it reaches (`teamCounts`, counted without being listed), stand end to
+   * end in the pages' order; only the teams the page overlaps (`chosen`, at most its size) read
+   * their slice of workspaces (`pageSlices`), and only those pairs are joined to their grants. One
+   * statement, so the count and the page are one snapshot.
    */
   async page (caller: Caller, organizationName: string, page: PageRequest): Promise<{ entries: ReviewEntry[], total: number } | undefined> {
+    const from = (page.number - 1) * page.size
+    const to = from + page.size
     const rows = await withGrants(this.db, caller)
       .with('team_grants', (qc) => teamGrants(qc))
       .with('org', (qc) => qc.selectFrom('organizations as o').where('o.name', '=', organizationName).where(isOwnerOf('o.id')).select('o.id'))
-      .with('reached', (qc) => pairs(qc as QueryCreator<any>))
+      .with('counted', () => teamCounts)
+      .with('chosen', () => sql<ChosenTeam>`(select c.team_id, c.wide, greatest(${from} - c.start, 0) as skip,
+          least(c.start + c.n, ${to}) - greatest(c.start, ${from}) as take, ${membersOf('c.team_id')} as members
+        from (select team_id, wide, n, sum(n) over (order by team_name, team_id) - n as start from counted where n > 0) c
+        where c.start < ${to} and c.start + c.n > ${from})`)
+      .with('slice', () => pageSlices)
+      .with('reached', (qc) => slicePairs(qc as QueryCreator<any>))
       .selectFrom('org')
-      .leftJoinLateral((eb) => eb.selectFrom('reached as r').selectAll('r')
-        .orderBy('r.team_name').orderBy('r.team_id').orderBy('r.workspace_name').orderBy('r.workspace_id')
-        .limit(page.size).offset((page.number - 1) * page.size).as('x'), (join) => join.onTrue())
+      .leftJoin('reached as x', (join) => join.onTrue())
       .selectAll('x')
-      .select(membersOf('x.team_id').as('members'))
-      .select(sql<number | string>`(select count(*) from reached)`.as('total'))
+      .select(sql<number | string>`(select coalesce(sum(n), 0) from counted)`.as('total'))
       .orderBy('x.team_name').orderBy('x.team_id').orderBy('x.workspace_name').orderBy('x.workspace_id')
       .execute()
     if (rows.length === 0) return undefined

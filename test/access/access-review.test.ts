@@ -4,6 +4,7 @@ import { TOKENS, world } from '../fixtures/world.js'
 import { AccessReviewRepository, NoLongerOwner, type ReviewEntry } from '../../src/effective-access/access-review-repository.js'
 import { resolveToken, type Caller } from '../../src/auth/caller.js'
 import { tokenDigest } from '../../src/auth/token-digest.js'
+import { reviewWorld } from '../../bench/review-world.js'
 
 /**
  * The access review (DESIGN §12.1), `GET /organizations/:org/access-review`: owners only (everyone
@@ -145,6 +146,48 @@ t.test(`the access review (${ENGINE})`, async (t) => {
   t.same([now.workspace.id, now.grants.find((g) => g.kind === 'team-access')?.access], [later.workspace.id, 'read'], 'the changed row as it is now, not as the team\'s first slice read it')
   await changing.return(undefined)
   t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/team-workspaces/${made.json().data.id as string}`, headers: bearer(TOKENS.owner) })).statusCode, 204)
+})
+
+t.test(`the access review's pages on a random world (${ENGINE})`, async (t) => {
+  // each page reads only the teams it overlaps (issue 43): every page, and a deep one at random,
+  // must still be the whole document's entries cut in order, with the whole's count
+  const chosen = Number(process.env.SEED ?? Math.floor(Math.random() * 2 ** 31))
+  t.comment(`world seed ${chosen} (SEED=${chosen} replays it)`)
+  const { document, organization, tokens } = reviewWorld({ teams: 40, workspaces: 90, projects: 6, users: 60, rowsPerTeam: 6, seed: chosen })
+  const org = (document as any).organizations[0]
+  // teams that reach nothing (no row; a project row on an empty project) stand between the others
+  org.projects.push({ id: 'prj-review-empty', name: 'empty' })
+  org.teams.push({ id: 'team-review-none', name: 'team-015a', visibility: 'organization', members: [] }, { id: 'team-review-empty', name: 'team-002a', visibility: 'secret', members: [] })
+  org['project-access'].push({ team: 'team-002a', project: 'empty', access: 'admin' })
+  const app = await build(t, { seed: document })
+  const path = `/api/v2/organizations/${organization}/access-review`
+  const get = async (query: string) => {
+    const res = await app.inject({ url: `${path}${query}`, headers: bearer(tokens.owner) })
+    t.equal(res.statusCode, 200, query)
+    return res.json()
+  }
+  const whole = (await get('')).data as any[]
+  t.ok(whole.length > 400, `${whole.length} entries`)
+  t.notOk(whole.some((e) => ['team-review-none', 'team-review-empty'].includes(e.relationships.team.data.id)), 'no entry of a team that reaches nothing')
+
+  for (const size of [7, 100]) {
+    const walked: any[] = []
+    const pages = Math.ceil(whole.length / size)
+    for (let number = 1; number <= pages + 1; number++) {
+      const page = await get(`?page[number]=${number}&page[size]=${size}`)
+      if (page.meta.pagination['total-count'] !== whole.length) t.fail(`page ${number} of ${size}: total-count ${page.meta.pagination['total-count'] as number}`)
+      walked.push(...page.data)
+    }
+    t.same(walked, whole, `pages of ${size}, walked to one past the last, are the whole document`)
+  }
+  for (let i = 0; i < 6; i++) {
+    const size = 1 + Math.floor(Math.random() * 100)
+    const number = 1 + Math.floor(Math.random() * Math.ceil(whole.length / size))
+    const page = await get(`?page[number]=${number}&page[size]=${size}`)
+    t.same(page.data, whole.slice((number - 1) * size, number * size), `page ${number} of ${size}: its slice of the whole`)
+    t.equal(page.meta.pagination['total-count'], whole.length, 'total-count exact')
+    t.equal(page.meta.pagination['total-pages'], Math.ceil(whole.length / size))
+  }
 })
 
 /**
