@@ -68,7 +68,7 @@ const missing = (matches: Array<{ file: string, value: string }>, exists: (value
   [...new Set(matches.filter((m) => !placeholder(m.value) && !exists(m.value)).map((m) => `${m.file}: ${m.value}`))]
 
 /** Words with an id's prefix that are no id: the resource and the seed's entries. */
-const NOT_IDS = new Set(['team-access', 'team-workspace', 'team-workspaces', 'team-project', 'team-projects'])
+const NOT_IDS = new Set(['team-access', 'team-workspace', 'team-workspaces', 'team-project', 'team-projects', 'team-count'])
 /** Ids the docs give only as shapes a seed may choose (§2, §6), never as a row to ask for. */
 const SHAPES = new Set(['ws-prod', 'tws-1', 'team-red'])
 
