@@ -20,6 +20,12 @@ export const teamEventRows = (teams: string): RawBuilder<unknown> => {
   return sql`select ${t}.organization_id, ${t}.id as resource_id, jsonb_build_object('team', ${t}.name) as meta from ${t}`
 }
 
+/** The event rows of projects created, updated or destroyed, from a CTE of project rows: the project's name. */
+export const projectEventRows = (projects: string): RawBuilder<unknown> => {
+  const p = sql.table(projects)
+  return sql`select ${p}.organization_id, ${p}.id as resource_id, jsonb_build_object('project', ${p}.name) as meta from ${p}`
+}
+
 /** The event rows of memberships added or removed, from a CTE of (team_id, user_id) rows: the team and the username. */
 export const membershipEventRows = (memberships: string): RawBuilder<unknown> => {
   const m = sql.table(memberships)

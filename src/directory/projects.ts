@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js'
 import { impossibleId, newId } from '../db/ids.js'
 import { table } from '../db/tables.js'
 import { violates } from './errors.js'
-import { recordChange, teamProjectEventRows } from './events.js'
+import { projectEventRows, recordChange, teamProjectEventRows } from './events.js'
 import { createInOrganization } from './organizations.js'
 import { grantsOf, managedBy, mayIf, type ChangeSource } from './source.js'
 
@@ -28,12 +28,6 @@ export type ProjectAnswer = (project: string) => RawBuilder<unknown>
 
 /** Every column of a project row, as the host's answer. */
 export const PROJECT_ROW: ProjectAnswer = (project) => sql`${sql.table(project)}.*`
-
-/** The event rows of projects, from a CTE of project rows: the project's name. */
-const projectEventRows = (projects: string): RawBuilder<unknown> => {
-  const p = sql.table(projects)
-  return sql`select ${p}.organization_id, ${p}.id as resource_id, jsonb_build_object('project', ${p}.name) as meta from ${p}`
-}
 
 /** What keeps a project's name unique in its organization, case-insensitively. */
 const PROJECT_NAME = 'projects_organization_name_key'

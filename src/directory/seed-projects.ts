@@ -6,9 +6,10 @@ import { recordDirectoryEvents } from '../audit/audit-record.js'
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { table } from '../db/tables.js'
-import { teamProjectEventRows } from './events.js'
+import { recordChange, teamProjectEventRows } from './events.js'
 import { changeProject, createProject, PROJECT_ROW, placeWorkspace, removeProject } from './projects.js'
 import { entry, SeedError, type SeedSummary } from './seed-entries.js'
+import { madeBy, makeRoom } from './seed-names.js'
 import type { ChangeSource } from './source.js'
 
 type Organization = NonNullable<SeedDocument['organizations']>[number]
@@ -25,10 +26,20 @@ type ProjectRow = Selectable<Database['projects']>
 export class SeedProjects {
   constructor (private readonly trx: Transaction<Database>, private readonly source: ChangeSource, private readonly summary: SeedSummary) {}
 
-  /** Creates or adopts the declared projects; their ids by lower-cased name, the default project's among them. */
-  async declare (organizationId: string, organization: string, projects: SeedProject[], where: string): Promise<Map<string, string>> {
+  /**
+   * Creates or adopts the organization's declared projects; their ids by lower-cased name, the
+   * default project's among them. `teamId` finds a team by name: a project adopted now keeps the
+   * team-project rows of the teams its `project-access` entries name, and only those.
+   */
+  async declare (organizationId: string, org: Organization, where: string, teamId: (name: string) => Promise<string | undefined>): Promise<Map<string, string>> {
+    const [organization, projects] = [org.name, org.projects ?? []]
+    const declaredOn = async (project: string): Promise<string[]> => (await Promise.all((org['project-access'] ?? [])
+      .filter((grant) => grant.project.toLowerCase() === project.toLowerCase()).map(async (grant) => await teamId(grant.team))))
+      .filter((id) => id !== undefined)
     for (const [i, project] of projects.entries()) {
       const at = entry('projects', i, project, where)
+      // a name the document gives a project by id, held by another project (one the API renamed, say), is the seed's
+      if (project.id !== undefined) await makeRoom(this.trx, this.source, this.summary, 'projects', { id: organizationId, name: organization }, { id: project.id, name: project.name }, projects.map((x) => x.name))
       const previous = await this.trx.selectFrom('projects').selectAll()
         .where('organization_id', '=', organizationId)
         .$call((q) => project.id === undefined ? q.where(sql<boolean>`lower(name) = lower(${project.name})`) : q.where('id', '=', project.id))
@@ -42,6 +53,7 @@ export class SeedProjects {
         const changed = await changeProject<ProjectRow>(this.trx, this.source, previous.id, { name: project.name, description: project.description ?? null }, PROJECT_ROW)
         if ('refusal' in changed) throw new SeedError(at, `a project named "${project.name}" exists already`)
         if (changed.project.name !== previous.name || changed.project.description !== previous.description || previous.managed_by !== 'seed') this.summary.changed.projects.push(label)
+        if (previous.managed_by !== 'seed') await this.adopt(previous, label, await declaredOn(project.name))
       }
     }
     const rows = await this.trx.selectFrom('projects').select(['id', 'name']).where('organization_id', '=', organizationId).execute()
@@ -68,6 +80,25 @@ export class SeedProjects {
       if (project === undefined) throw new SeedError(at, `no project named "${grant.project}" in organization "${org.name}"`)
       await this.grant(grant, { organizationId, teamId: team, projectId: project }, `${grant.team} on ${org.name}/${grant.project}`, at)
     }
+  }
+
+  /**
+   * A project the API or the host made, which the document names (by id, or by name: one an API
+   * caller may have renamed into it), becomes the seed's whole, as an adopted team does (DESIGN
+   * §9.1): its team-project rows of teams the document's `project-access` entries do not name go,
+   * each with its `team-project` destroy event, before any workspace of the seed is placed in it,
+   * and the apply warns naming the project and what went. Whoever the API gave the project to
+   * reaches none of the seed's workspaces through it.
+   */
+  private async adopt (project: ProjectRow, label: string, keep: string[]): Promise<void> {
+    const { rows } = await sql<{ team: string }>`with removed as (delete from ${table.team_projects} tp
+        where tp.project_id = ${project.id} and not tp.team_id = any(${keep}::text[]) returning tp.*),
+      events as (${teamProjectEventRows('removed', false)}),
+      audit as (${recordChange(this.trx, 'events', 'team-project', 'destroy', this.source)})
+      select t.name as team from removed r join ${table.teams} t on t.id = r.team_id order by t.name`.execute(this.trx)
+    this.summary.removed.projectAccess.push(...rows.map((row) => `${row.team} on ${label}`))
+    const removed = `${rows.length} team-project row${rows.length === 1 ? '' : 's'}`
+    this.summary.warnings.push(`project ${label}: made ${madeBy(project)}, now the seed's — ${removed} it does not declare removed${rows.length === 0 ? '' : ` (${rows.map((row) => row.team).join(', ')})`}`)
   }
 
   /** Places each declared workspace (by id) in its project; a move is a change of the workspace. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
+import { sql, type Transaction } from 'kysely'
 import type { SeedDocument, SeedToken } from '../../schemas/seed.js'
 import { tokenDigest } from '../auth/token-digest.js'
 import type { Database, TokenKind } from '../db/database.js'
@@ -7,12 +7,13 @@ import { newId } from '../db/ids.js'
 import { Removals } from './removals.js'
 import { missingPrerequisite, ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAccessColumns } from '../access/organization-access.js'
 import { applyGrant } from './seed-grants.js'
+import { madeBy, makeRoom, notDeclared, type Named } from './seed-names.js'
 import { SeedProjects } from './seed-projects.js'
+import type { ChangeSource } from './source.js'
 import { entry, noChanges, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
 type Subject = { kind: TokenKind, id: string, label: string }
 type Organization = NonNullable<SeedDocument['organizations']>[number]
-type Named = { id?: string | undefined, name: string }
 
 /** The workspace ids the Terraform provider takes (`workspace_id` must match it: DESIGN §2). */
 const PROVIDER_WORKSPACE_ID = /^ws-[a-zA-Z0-9]{16}$/
@@ -38,11 +39,14 @@ export class SeedWriter {
   /** The removals of rows the document no longer declares, every source's: the seed's are System events, `seed`. */
   private readonly directory: Removals
   private readonly projects: SeedProjects // projects, placements, project grants (DESIGN §11.5)
+  /** Who makes the changes: the seed, System events that share the application's id. */
+  private readonly source: ChangeSource
 
   constructor (private readonly trx: Transaction<Database>, dryRun = false) {
     this.summary = { users: 0, organizations: 0, teams: 0, workspaces: 0, teamAccess: 0, teamAccessAlreadyApplied: 0, tokens: 0, dryRun, created: noChanges(), changed: noChanges(), removed: noChanges(), warnings: [] }
-    this.directory = new Removals(trx, { by: 'seed', requestId: this.applicationId }, this.summary.removed)
-    this.projects = new SeedProjects(trx, { by: 'seed', requestId: this.applicationId }, this.summary)
+    this.source = { by: 'seed', requestId: this.applicationId }
+    this.directory = new Removals(trx, this.source, this.summary.removed)
+    this.projects = new SeedProjects(trx, this.source, this.summary)
   }
 
   async write (seed: SeedDocument): Promise<SeedSummary> {
@@ -111,6 +115,8 @@ export class SeedWriter {
         ...organizationAccessColumns(team['organization-access'] ?? {}),
         managed_by: SEED
       }
+      // a name the document gives a team by id, held by another team (the API's, say), is the seed's
+      if (team.id !== undefined) await makeRoom(this.trx, this.source, this.summary, 'teams', { id: orgId, name: org.name }, { id: team.id, name: team.name }, (org.teams ?? []).map((x) => x.name))
       const previous = await this.trx.selectFrom('teams')
         .select(['organization_id', 'name', 'visibility', 'is_owners', ...ORGANIZATION_ACCESS_COLUMN_NAMES, 'managed_by'])
         .$call((q) => team.id === undefined ? q.where('organization_id', '=', orgId).where('name', '=', team.name) : q.where('id', '=', team.id))
@@ -136,7 +142,7 @@ export class SeedWriter {
       })
     }
 
-    const projectIds = await this.projects.declare(orgId, org.name, org.projects ?? [], where)
+    const projectIds = await this.projects.declare(orgId, org, where, async (name) => teamIds.get(name) ?? await this.idByName('teams', orgId, name))
     await this.removeWorkspaces(orgId, org.workspaces ?? [])
     const workspaceIds = new Map<string, string>()
     for (const [j, ws] of (org.workspaces ?? []).entries()) {
@@ -330,19 +336,6 @@ export class SeedWriter {
     }
   }
 }
-
-/** Rows no entry names: entries with an id name their row by id, entries without one by name. */
-function notDeclared (eb: ExpressionBuilder<any, any>, nameColumn: string, declared: Named[], idColumn = 'id'): Expression<SqlBool> {
-  const ids = declared.flatMap((d) => (d.id === undefined ? [] : [d.id]))
-  const names = declared.flatMap((d) => (d.id === undefined ? [d.name] : []))
-  return eb.and([
-    ...(ids.length > 0 ? [eb(eb.ref(idColumn), 'not in', ids)] : []),
-    ...(names.length > 0 ? [eb(eb.ref(nameColumn), 'not in', names)] : [])
-  ])
-}
-
-/** Who made a row the seed did not: `through the API` or `by the host`. */
-const madeBy = (row: { managed_by: string }): string => row.managed_by === 'api' ? 'through the API' : 'by the host'
 
 const sameValue = (a: unknown, b: unknown): boolean =>
   a instanceof Date || b instanceof Date
