@@ -7,7 +7,7 @@ import { defaultConnections, type Config } from './config.js'
 import { connect, ping, type Connection } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { migrate, MigrationsPending, upToDate } from './db/migrate.js'
-import { applySeedFile } from './directory/seed-file.js'
+import { applySeedFile, DEMO_SEED } from './directory/seed-file.js'
 import { countChanges, formatSeedSummary } from './directory/seed-entries.js'
 import { ApiError, errorHandler, JSONAPI_TYPE, loggable, notFoundHandler } from './jsonapi/errors.js'
 import { registerLoadShedding } from './load-shedding.js'
@@ -23,7 +23,7 @@ import teamAccess from './plugin.js'
 import { buildSerializerOncePerSchema } from './validation.js'
 
 export const API_PREFIX = '/api/v2'
-export const DEMO_SEED = projectFile('seeds/demo.json')
+export { DEMO_SEED }
 const VERSION = (JSON.parse(readFileSync(projectFile('package.json'), 'utf8')) as { version: string }).version
 const DEMO_TOKEN = 'acme-owners-demo-token'
 const DEMO_WORKSPACE = 'ws-DemoProduction01'

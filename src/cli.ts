@@ -6,7 +6,7 @@ import { connect } from './db/connect.js'
 import { migrate, upToDate } from './db/migrate.js'
 import { applySeedFile } from './directory/seed-file.js'
 import { formatSeedSummary } from './directory/seed.js'
-import { databaseMissing } from './db/connect.js'
+import { databaseMissing, databaseRefused } from './db/connect.js'
 
 export const USAGE = `usage: team-access serve                    run the service (settings from the environment: README, "Settings")
        team-access migrate                  apply the migrations (one job for N replicas; see MIGRATE_ON_START)
@@ -109,6 +109,8 @@ export async function main (argv: string[]): Promise<number> {
     console.error(`team-access: no database in DATA_DIR (${config.database.dataDir}): a dry run plans against one that is there (start the service once, or run \`team-access migrate\`)`)
     return 1
   }
+  // an embedded database not there yet is made by the open, from the build's snapshot (./db/pglite.ts)
+  const newDataDir = 'dataDir' in config.database && (config.database.dataDir.startsWith('memory://') || isEmptyOrMissing(config.database.dataDir.replace(/^file:\/\//, '')))
   const connection = await connect(config.database, config.schema === undefined ? {} : { schema: config.schema })
   try {
     // a dry run changes nothing, not even the schema: it plans against a database already migrated
@@ -118,14 +120,19 @@ export async function main (argv: string[]): Promise<number> {
     }
     const applied = await migrate(connection.db)
     if (seed === undefined) {
-      console.log(applied.length === 0 ? 'migrations: up to date' : `migrations applied: ${applied.map((m) => m.migrationName).join(', ')}`)
+      // a new database with nothing left to apply came whole from the snapshot, every migration in it
+      console.log(applied.length > 0
+        ? `migrations applied: ${applied.map((m) => m.migrationName).join(', ')}`
+        : newDataDir
+          ? `migrations: a new database in DATA_DIR (${(config.database as { dataDir: string }).dataDir}), made from the build's snapshot with every migration applied: up to date`
+          : 'migrations: up to date')
     } else {
       const [headline, ...lines] = formatSeedSummary(await applySeedFile(connection.db, seed.file, { dryRun: seed.dryRun }))
       console.log([`seed ${seed.demo ? 'the demo data' : seed.file}: ${headline!}`, ...lines].join('\n'))
     }
     return 0
   } catch (err) {
-    const missing = databaseMissing(err, config.database)
+    const missing = databaseMissing(err, config.database) ?? databaseRefused(err, config.database)
     if (missing === undefined) throw err
     console.error(`team-access: ${missing}`)
     return 1

@@ -33,7 +33,7 @@ import { TokensRepository } from './tokens/tokens-repository.js'
 import { AuditRepository } from './audit/audit-repository.js'
 import auditRetention from './audit/audit-retention.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
-import type { Caller } from './auth/caller.js'
+import { resolveToken, type Caller } from './auth/caller.js'
 import { directory, DirectoryError, validated, type Directory } from './directory/host-directory.js'
 import effectiveAccessRoutes from './effective-access/effective-access-routes.js'
 import { EffectiveAccessRepository } from './effective-access/effective-access-repository.js'
@@ -154,6 +154,12 @@ export interface TeamAccessDecorator {
    * not remove).
    */
   setProjectAccess: (input: SetProjectAccessInput) => Promise<ProjectAccessSet>
+  /**
+   * The caller a token of the plugin's stands for (a bearer secret: one the directory or the API
+   * made, or a seed's), or null when it is unknown, expired or revoked — for an `authenticate` that
+   * also takes the `Authorization: Bearer` the access review's page (`ui`) and go-tfe send.
+   */
+  callerOfToken: (secret: string) => Promise<Caller | null>
 }
 
 declare module 'fastify' {
@@ -195,6 +201,7 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
     },
     explain: checkedExplain(explain),
     directory: directory(db),
+    callerOfToken: async (secret) => typeof secret === 'string' ? await resolveToken(db, secret) : null,
     setWorkspaceAccess: async (input) => {
       validatedSetArguments('SetWorkspaceAccessArguments', input)
       return forHost(await setWorkspaceAccess(repositories.accessSet, input))

@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.js'
-import { connect, databaseMissing } from './db/connect.js'
+import { connect, databaseMissing, databaseRefused } from './db/connect.js'
 import { SeedError } from './directory/seed.js'
 import { DataDirInUse } from './db/data-dir-lock.js'
 import { closeHungUpTerminalsAtExit, standardOutput } from './log-output.js'
@@ -56,7 +56,8 @@ async function main (): Promise<void> {
 
 main().catch((err: unknown) => {
   // a person reads this: no stack trace for the mistakes a person makes
-  const missing = databaseMissing(err, loadConfigQuietly())
+  const database = loadConfigQuietly()
+  const missing = databaseMissing(err, database) ?? databaseRefused(err, database)
   if (missing !== undefined) {
     console.error(`team-access: ${missing}`)
   } else if (err instanceof ConfigError || err instanceof SeedError || err instanceof DataDirInUse || err instanceof MigrationsPending ||

@@ -77,10 +77,15 @@ export function errorPointer (error: ErrorObject): string {
   return member === undefined ? error.instancePath : `${error.instancePath}/${escapePointer(member)}`
 }
 
-/** A sentence for an Ajv error, naming the unexpected member where there is one. */
+/**
+ * A sentence for an Ajv error, naming the unexpected member where there is one. It follows the
+ * error's pointer (errorPointer), which already ends in a missing member: that one "is required".
+ */
 export function errorMessage (error: ErrorObject): string {
-  const params = error.params as { additionalProperty?: string, allowedValues?: unknown[] }
+  const params = error.params as { additionalProperty?: string, missingProperty?: string, allowedValues?: unknown[], format?: string }
   if (params.additionalProperty !== undefined) return `unknown member "${params.additionalProperty}"`
+  if (params.missingProperty !== undefined) return 'is required'
+  if (error.keyword === 'format' && params.format === 'date-time') return 'must be an RFC 3339 date-time (like 2027-01-31T00:00:00Z)'
   if (params.allowedValues !== undefined) return `must be one of ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`
   return error.message ?? 'is invalid'
 }

@@ -169,7 +169,9 @@ t.test('bad settings stop the server with a clear message and a non-zero exit, n
     [{ RATE_LIMIT: '-1' }, /team-access: invalid setting: RATE_LIMIT must be >= 0/],
     [{ AUDIT_RETENTION_DAYS: 'ninety' }, /team-access: invalid setting: AUDIT_RETENTION_DAYS must be integer/],
     [{ SEED_FILE: '/nonexistent/seed.json', DATA_DIR: 'memory://' }, /team-access: \/nonexistent\/seed\.json: cannot read the seed file \(ENOENT\)/],
-    [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, /team-access: cannot reach the database: connect ECONNREFUSED/]
+    [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' }, /team-access: cannot reach the database: connect ECONNREFUSED/],
+    // a role the server refuses (on the server the PostgreSQL run has; PGlite has no roles)
+    ...(ENGINE === 'postgres' ? [[{ DATABASE_URL: refusedRole(process.env.DATABASE_URL!) }, /^team-access: the PostgreSQL server at [^ ]+ refused user "no-such-role" \(.*\): check the user and password in DATABASE_URL\n$/] as [Record<string, string>, RegExp]] : [])
   ]
   // side by side: each is a process start, and they share nothing
   const runs = await Promise.all(cases.map(async ([env]) => await runServer(env)))
@@ -180,3 +182,9 @@ t.test('bad settings stop the server with a clear message and a non-zero exit, n
     t.notMatch(output, /\n\s+at /, 'no stack trace')
   }
 })
+
+function refusedRole (url: string): string {
+  const refused = new URL(url)
+  refused.username = 'no-such-role'
+  return refused.href
+}

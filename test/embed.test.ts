@@ -205,3 +205,32 @@ t.test('registered without a prefix, the plugin leaves the host’s 404s to the 
   t.equal(list.headers['x-ratelimit-limit'], '100', 'rate limited')
   t.equal(calls, 1, 'authenticate ran once for the rate limiter and the authentication both')
 })
+
+t.test('callerOfToken: a host authenticate takes the bearer token the page sends, as the plugin would', async (t) => {
+  const { default: Fastify } = await import('fastify')
+  const { default: teamAccess } = await import('team-access')
+  const { db, close } = await connect(await freshLocation(t))
+  t.teardown(close)
+  await migrate(db)
+  await applySeed(db, directory)
+  const app: FastifyInstance = Fastify()
+  await app.register(teamAccess, {
+    database: db,
+    migrate: false,
+    ui: true,
+    authenticate: async (request) => {
+      const bearer = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1]
+      return bearer === undefined ? null : await app.teamAccess.callerOfToken(bearer)
+    }
+  })
+  t.teardown(() => app.close())
+  const { secret, id } = await app.teamAccess.directory.createToken({ userId: 'user-ann' }, { description: 'the page' })
+  t.same(await app.teamAccess.callerOfToken(secret), { kind: 'user', userId: 'user-ann' }, 'the token’s caller')
+  t.equal(await app.teamAccess.callerOfToken('not-a-token-of-ours'), null, 'an unknown secret: null')
+  t.equal(await app.teamAccess.callerOfToken(''), null, 'an empty one: null')
+  const url = '/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-WebProduction001'
+  t.equal((await app.inject({ url, headers: { authorization: `Bearer ${secret}` } })).statusCode, 200, 'the page’s request, through the host’s authenticate')
+  t.equal((await app.inject({ url })).statusCode, 401, 'no token: 401')
+  await app.teamAccess.directory.removeToken(id)
+  t.equal(await app.teamAccess.callerOfToken(secret), null, 'a removed token: null')
+})

@@ -2,7 +2,7 @@ import t from 'tap'
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { promisify } from 'node:util'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, posix } from 'node:path'
 import { projectFile } from '../src/project-file.js'
@@ -31,24 +31,44 @@ t.test('npm pack ships dist/, migrations/, schemas/, the docs, the example and t
   t.same([...new Set(links.filter((link) => !files.includes(link)))], [], 'every linked file is shipped')
 })
 
-t.test('a project of its own imports the package by name, type-checks and registers it', async (t) => {
+/**
+ * A host that has Fastify and Kysely of its own installs the tarball beside them (--prefer-offline:
+ * from the cache this repository's `npm ci` filled): the package's `peerDependencies` make it use
+ * the host's, so there is one Kysely, and the host's own `Kysely<TheirTables>` is the plugin's
+ * `database` with no cast (two copies fail to compile: `Property '#private' … refers to a different member`).
+ */
+t.test('a project of its own installs the tarball beside its own Fastify and Kysely: one of each, no cast', async (t) => {
   const work = mkdtempSync(join(tmpdir(), 'team-access-host-'))
   t.teardown(() => rmSync(work, { recursive: true, force: true }))
   const tarball = JSON.parse(npm('pack', '--json', '--ignore-scripts', '--pack-destination', work))[0].filename as string
-  const modules = join(work, 'node_modules')
-  mkdirSync(join(modules, 'team-access'), { recursive: true })
-  execFileSync('tar', ['-xzf', join(work, tarball), '-C', join(modules, 'team-access'), '--strip-components=1'])
-  // the dependencies, as an install would provide them
-  for (const dep of readdirSync(join(root, 'node_modules'))) {
-    if (dep !== '.bin' && dep !== 'team-access' && !dep.startsWith('.')) symlinkSync(join(root, 'node_modules', dep), join(modules, dep))
-  }
+  const version = (name: string) => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version
   writeFileSync(join(work, 'package.json'), JSON.stringify({ name: 'host', type: 'module', private: true }))
+  execFileSync('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', `kysely@${version('kysely')}`, `fastify@${version('fastify')}`, join(work, tarball)], { cwd: work, stdio: 'ignore' })
+  const copies = (name: string): string[] => {
+    const found: string[] = []
+    const walk = (dir: string): void => {
+      for (const entry of existsSync(dir) ? readdirSync(dir) : []) {
+        const path = join(dir, entry)
+        if (entry === name) found.push(path)
+        if (entry.startsWith('@')) walk(path)
+        walk(join(path, 'node_modules'))
+      }
+    }
+    walk(join(work, 'node_modules'))
+    return found
+  }
+  t.same(copies('kysely'), [join(work, 'node_modules', 'kysely')], 'one Kysely: the host\'s')
+  t.same(copies('fastify'), [join(work, 'node_modules', 'fastify')], 'one Fastify: the host\'s')
   writeFileSync(join(work, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true }, include: ['host.ts'] }))
   const host = `
 import Fastify from 'fastify'
-import teamAccess, { applySeed, connect, migrate, type Caller, type TeamAccessOptions } from 'team-access'
+import { Kysely } from 'kysely'
+import teamAccess, { applySeed, connect, migrate, type Caller, type Database, type TeamAccessOptions } from 'team-access'
 
-const { db, close } = await connect({ dataDir: 'memory://' })
+const { db: opened, close } = await connect({ dataDir: 'memory://' })
+// typed with the host's own Kysely (of the plugin's tables and its own), no cast: one Kysely class
+type HostTables = { invoices: { id: string } }
+const db: Kysely<Database & HostTables> = opened.withTables<HostTables>()
 await migrate(db)
 await applySeed(db, { users: [{ id: 'user-a', username: 'a' }], organizations: [{ id: 'org-a', name: 'a', teams: [{ name: 'owners', owners: true, members: ['a'] }], workspaces: [{ id: 'ws-a', name: 'a' }] }] })
 const options: TeamAccessOptions = { prefix: '/v2', database: db, migrate: false, authenticate: (): Caller => ({ kind: 'user', userId: 'user-a' }) }
@@ -61,7 +81,7 @@ await app.close()
 await close()
 `
   writeFileSync(join(work, 'host.ts'), host)
-  writeFileSync(join(work, 'host.mjs'), host.replace(/, type Caller, type TeamAccessOptions/, '').replace(/const options: TeamAccessOptions =/, 'const options =').replace(/\(\): Caller =>/, '() =>'))
+  writeFileSync(join(work, 'host.mjs'), host.replace(/, type Caller, type Database, type TeamAccessOptions/, '').replace(/type HostTables .*\n/, '').replace(/const db: .*\n/, 'const db = opened\n').replace(/const options: TeamAccessOptions =/, 'const options =').replace(/\(\): Caller =>/, '() =>'))
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
   execFileSync(process.execPath, [tsc, '-p', work], { cwd: work, encoding: 'utf8' }) // throws with the compiler's output on an error
   t.pass('the host type-checks against the shipped declarations')
@@ -110,7 +130,7 @@ t.test('installed with --omit=dev: migrate, seed --dry-run, serve, and one proce
 
   const migrated = await teamAccess('migrate')
   t.equal(migrated.code, 0, migrated.stderr)
-  t.match(migrated.stdout, /^migrations: (up to date|applied: .+)$/m)
+  t.match(migrated.stdout, /^migrations: a new database in DATA_DIR \(.+\), made from the build's snapshot with every migration applied: up to date$/m, 'a new DATA_DIR starts from the snapshot')
   const dryRun = await teamAccess('seed', '--dry-run', 'node_modules/team-access/seeds/demo.json')
   t.equal(dryRun.code, 0, dryRun.stderr)
   t.match(dryRun.stdout, /dry run, nothing changed — \d+ to create/)

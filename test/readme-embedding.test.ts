@@ -7,6 +7,8 @@ import { promisify } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { projectFile } from '../src/project-file.js'
 import { freePort, freshLocation } from './helper.js'
+import { connect } from '../src/db/connect.js'
+import { directory } from '../src/directory/host-directory.js'
 
 /**
  * The README's embedding example is a whole program that a host can paste: its block (the first
@@ -81,6 +83,14 @@ t.test('the README’s embedding block compiles under strict and exactOptionalPr
   const why = await fetch(`${base}/workspaces/ws-DemoProduction01/why`, { headers: ann })
   t.equal(why.status, 200)
   t.ok((await why.json() as unknown[]).length >= 2, 'every team that holds access, and why')
+  // the page's request (ui: true): a token of the plugin's as Authorization: Bearer, through the host's authenticate
+  const connection = await connect(location)
+  const { secret } = await directory(connection.db).createToken({ userId: 'user-DemoAlice0000001' }, { description: 'the page' })
+  await connection.close()
+  const page = await fetch(`${base}/tfe/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-DemoProduction01`, { headers: { authorization: `Bearer ${secret}` } })
+  t.equal(page.status, 200, 'a bearer token of the plugin’s: the page works beside the host’s header')
+  t.equal((await fetch(`${base}/tfe/api/v2/ui/`)).status, 200, 'the page itself')
+  t.equal((await fetch(`${base}/tfe/api/v2/team-workspaces?filter%5Bworkspace%5D%5Bid%5D=ws-DemoProduction01`, { headers: { authorization: 'Bearer not-a-token' } })).status, 401, 'an unknown token: 401')
   const openapi = await fetch(`${base}/tfe/api/v2/openapi.json`)
   t.equal(openapi.status, 200, 'the OpenAPI document under the prefix, no token needed')
   const paths = Object.keys((await openapi.json() as { paths: Record<string, unknown> }).paths)

@@ -56,6 +56,25 @@ export function databaseMissing (err: unknown, location: DatabaseLocation): stri
   return `database "${name}" does not exist on the PostgreSQL server at ${host}:${port}: create it first (createdb -h ${host} -p ${port}${user} ${name}), then start again`
 }
 
+/**
+ * The one line a person needs when the PostgreSQL server refuses the connection's role (`28000`:
+ * no such role, or no pg_hba.conf entry for it; `28P01`: a wrong password): the server, the user
+ * and the server's reason — never the password. Undefined for any other error.
+ */
+export function databaseRefused (err: unknown, location: DatabaseLocation): string | undefined {
+  const e = err as { code?: unknown, message?: unknown } | null
+  if ((e?.code !== '28000' && e?.code !== '28P01') || !('url' in location)) return undefined
+  let url: URL
+  try {
+    url = new URL(location.url)
+  } catch {
+    return undefined
+  }
+  const user = decodeURIComponent(url.username) || 'the default user'
+  const named = url.username === '' ? user : `user "${user}"`
+  return `the PostgreSQL server at ${url.hostname || 'localhost'}:${url.port || '5432'} refused ${named} (${String(e.message)}): check the user and password in DATABASE_URL`
+}
+
 export async function connect (location: DatabaseLocation, options: DatabaseTimeouts & {
   /** The PostgreSQL schema of the plugin's tables (default `team_access`). */
   schema?: string

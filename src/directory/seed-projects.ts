@@ -108,11 +108,14 @@ export class SeedProjects {
       ? []
       : (await this.trx.selectFrom('workspaces').select(['id', 'project_id'])
           .where('id', 'in', workspaces.map((ws) => ws.id)).execute()).map((row) => [row.id, row.project_id]))
+    // a workspace this apply created is a creation only: its placement is part of it, not a change
+    const created = new Set(this.summary.created.workspaces)
     for (const ws of workspaces) {
       const projectId = ws.project === undefined ? defaultProject : projects.get(ws.project.toLowerCase())
       if (projectId === undefined) throw new SeedError(`${ws.at} › project`, `no project named "${ws.project!}" in organization "${organization}"`)
       if (current.get(ws.id) === projectId) continue
       await placeWorkspace(this.trx, ws.id, projectId)
+      if (created.has(`${organization}/${ws.name}`)) continue
       this.summary.changed.workspaces.push(`${organization}/${ws.name} (moved to project ${[...projects].find(([, id]) => id === projectId)?.[0] ?? projectId})`)
     }
   }

@@ -1,4 +1,4 @@
-import type { ValidateFunction } from 'ajv'
+import type { ErrorObject, ValidateFunction } from 'ajv'
 import type { Kysely } from 'kysely'
 import { SeedDocument, type SeedToken } from '../../schemas/seed.js'
 import { createAjv, errorMessage, errorPointer } from '../validation.js'
@@ -57,11 +57,44 @@ export async function applySeedDocument (db: Kysely<any>, document: unknown, opt
 export function validateSeed (document: unknown): SeedDocument {
   validateDocument ??= createAjv().compile<SeedDocument>(SeedDocument)
   if (!validateDocument(document)) {
-    const error = validateDocument.errors![0]!
-    throw new SeedError(pointerToEntry(document, errorPointer(error)), errorMessage(error))
+    const error = reportedError(validateDocument.errors!)
+    throw new SeedError(pointerToEntry(document, errorPointer(error)), seedErrorMessage(error))
   }
   checkDuplicates(document)
   return document
+}
+
+/**
+ * The error worth reporting. Where a value may take one of several forms (`anyOf`: a token is a
+ * string or an object), Ajv lists every form's complaint before its own "must match a schema in
+ * anyOf": the forms the value's type does not fit complain only of that type ("must be string"),
+ * so the complaint of the form it does fit is the one that says what is wrong. When it fits none,
+ * one error names the types it may take.
+ */
+function reportedError (errors: ErrorObject[]): ErrorObject {
+  const union = errors.find((error) => error.keyword === 'anyOf')
+  if (union === undefined) return errors[0]!
+  const forms = errors.filter((error) => error !== union && error.schemaPath.startsWith(union.schemaPath))
+  const wrongType = (error: ErrorObject) => error.keyword === 'type' && error.instancePath === union.instancePath
+  const fitting = forms.find((error) => !wrongType(error))
+  if (fitting !== undefined) return fitting
+  const types = forms.map((error) => (error.params as { type: string }).type)
+  return { ...union, keyword: 'type', params: { type: types.join(',') }, message: `must be ${types.join(' or ')}` }
+}
+
+/** errorMessage, and for an unknown member the members that entry may have (from the schema the error is about). */
+function seedErrorMessage (error: ErrorObject): string {
+  const message = errorMessage(error)
+  if (error.keyword !== 'additionalProperties') return message
+  const members = Object.keys(schemaAt(SeedDocument, error.schemaPath)?.properties ?? {})
+  return members.length === 0 ? message : `${message} (it may have ${members.map((m) => `"${m}"`).join(', ')})`
+}
+
+/** The object schema that owns a keyword, from the keyword's schema path (`#/properties/users/items/additionalProperties`). */
+function schemaAt (schema: unknown, schemaPath: string): { properties?: Record<string, unknown> } | undefined {
+  let node: any = schema
+  for (const segment of schemaPath.split('/').slice(1, -1)) node = node?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')]
+  return typeof node === 'object' && node !== null ? node : undefined
 }
 
 /** Turns `/organizations/0/teams/2` into `organizations[0] "acme" › teams[2] "red"`, naming entries by their names. */
@@ -74,7 +107,8 @@ function pointerToEntry (document: unknown, pointer: string): string {
     const next = segments[i + 1]
     if (next !== undefined && /^\d+$/.test(next)) {
       const item = node?.[key]?.[Number(next)]
-      parts.push(`${key}[${next}]${labelOf(item)}`)
+      // a token is a secret: never echoed, whatever is wrong with it
+      parts.push(`${key}[${next}]${key === 'tokens' ? '' : labelOf(item)}`)
       node = item
       i++
     } else {

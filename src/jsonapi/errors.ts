@@ -118,14 +118,21 @@ export function toErrorObjects (error: FastifyError | Error): { status: number, 
 const simple = (status: number, title: string, detail: string) =>
   ({ status, errors: [{ status: String(status), title, detail }] })
 
+/**
+ * The pointer (or parameter) is the member at fault, a missing or unknown one included; the detail
+ * names it once: `/data/relationships is required`, `/data/attributes has an unknown member "colour"`.
+ */
 function validationError (error: ErrorObject, context: string | undefined): ApiErrorObject {
   const pointer = errorPointer(error)
+  const unknown = (error.params as { additionalProperty?: string }).additionalProperty !== undefined
   if (context === 'body') {
-    return { status: '422', title: 'invalid attribute', detail: `${pointer || 'body'} ${errorMessage(error)}`, source: { pointer } }
+    const detail = unknown ? `${error.instancePath || 'body'} has an ${errorMessage(error)}` : `${pointer || 'body'} ${errorMessage(error)}`
+    return { status: '422', title: 'invalid attribute', detail, source: { pointer } }
   }
   // query string and path: JSON:API names the parameter instead of a pointer
   const parameter = pointer.replace(/^\//, '').replace(/~1/g, '/').replace(/~0/g, '~')
-  return { status: '422', title: 'invalid parameter', detail: `${parameter || context || 'parameter'} ${errorMessage(error)}`, source: { parameter } }
+  const detail = unknown ? `unknown parameter "${parameter}"` : `${parameter || context || 'parameter'} ${errorMessage(error)}`
+  return { status: '422', title: 'invalid parameter', detail, source: { parameter } }
 }
 
 /**

@@ -83,7 +83,8 @@ export async function setProjectAccess (db: Kysely<Database>, input: SetProjectA
   if (!validateEntries(input.entries)) {
     const error = validateEntries.errors![0]!
     const [entry, member] = error.instancePath.split('/').slice(1)
-    throw new AccessSetError('invalid', 'An entry of the set is malformed.', [{ entry: Number(entry ?? 0), detail: `${member ?? 'entry'} ${errorMessage(error)}` }])
+    const missing = (error.params as { missingProperty?: string }).missingProperty
+    throw new AccessSetError('invalid', 'An entry of the set is malformed.', [{ entry: Number(entry ?? 0), detail: `${member ?? missing ?? 'entry'} ${errorMessage(error)}` }])
   }
   const { caller, projectId } = input
   if (impossibleId(projectId)) throw new AccessSetError('not-found', 'No such project.')

@@ -7,6 +7,7 @@ import { paged, resource, segment, single } from '../jsonapi/document.js'
 import { ApiError, invalidAttribute, notFound } from '../jsonapi/errors.js'
 import { firstPage, parsePage } from '../jsonapi/pagination.js'
 import type { ProjectRefusal } from '../directory/projects.js'
+import { managedBySeed } from '../directory/seed-file.js'
 import type { ProjectsRepository } from './projects-repository.js'
 import { toProjectResource } from './projects-serialize.js'
 
@@ -16,11 +17,11 @@ const produces = ['application/vnd.api+json']
 const consumes = ['application/vnd.api+json', 'application/json']
 
 /** The answer to a write the directory refused: 404 when the caller may not (as a missing project), 422 for a rule. */
-function refused (refusal: ProjectRefusal, workspaces?: number): ApiError {
+function refused (refusal: ProjectRefusal, workspaces?: number, id = ''): ApiError {
   switch (refusal) {
     case 'hidden': return notFound()
     case 'taken': return invalidAttribute('Name has already been taken', '/data/attributes/name')
-    case 'seed': return invalidAttribute('managed by the seed file', '/data')
+    case 'seed': return invalidAttribute(managedBySeed(id), '/data')
     case 'default': return invalidAttribute("The organization's default project cannot be deleted.", '/data')
     case 'holds': return invalidAttribute(`The project still holds ${workspaces ?? 'some'} workspace${workspaces === 1 ? '' : 's'}; move ${workspaces === 1 ? 'it' : 'them'} to another project first.`, '/data')
   }
@@ -98,7 +99,7 @@ const projectRoutes: FastifyPluginAsyncTypebox<{ repository: ProjectsRepository,
     if (data.id !== undefined && data.id !== id) throw invalidAttribute('data.id does not match the id in the path', '/data/id')
     const { name, description } = data.attributes ?? {}
     const result = impossibleId(id) ? { refusal: 'hidden' as const } : await repository.update(request.caller, id, { name, description }, request.id)
-    if ('refusal' in result) throw refused(result.refusal)
+    if ('refusal' in result) throw refused(result.refusal, undefined, id)
     return single(toProjectResource(result.project, prefix))
   })
 
@@ -107,7 +108,7 @@ const projectRoutes: FastifyPluginAsyncTypebox<{ repository: ProjectsRepository,
   }, async (request, reply) => {
     const { id } = request.params
     const result = impossibleId(id) ? { refusal: 'hidden' as const } : await repository.destroy(request.caller, id, request.id)
-    if (result.refusal !== undefined) throw refused(result.refusal, result.workspaces)
+    if (result.refusal !== undefined) throw refused(result.refusal, result.workspaces, id)
     return await reply.status(204).send()
   })
 }

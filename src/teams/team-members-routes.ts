@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { TeamMembersBody, TeamParams, teamResponses } from '../../schemas/teams.js'
 import { impossibleId } from '../db/ids.js'
 import { invalidAttribute, notFound } from '../jsonapi/errors.js'
+import { managedBySeed } from '../directory/seed-file.js'
 import type { MembersRefusal, TeamMembersRepository } from './team-members-repository.js'
 
 const tags = ['teams']
@@ -16,12 +17,12 @@ const description = (what: string) => `${what} Owners, manage-teams and manage-m
  * `data`. A refusal for "may not" is the 404 of a missing team; the rules' refusals are 422.
  */
 const teamMemberRoutes: FastifyPluginAsyncTypebox<{ repository: TeamMembersRepository }> = async (app, { repository }) => {
-  const answer = (refusal: MembersRefusal | undefined) => {
+  const answer = (refusal: MembersRefusal | undefined, id: string) => {
     if (refusal === undefined) return
     switch (refusal.reason) {
       case 'hidden': throw notFound()
       case 'unknown': throw invalidAttribute(`User not found: ${refusal.users.join(', ')}`, '/data')
-      case 'seed': throw invalidAttribute(`managed by the seed file: the membership of ${refusal.users.join(', ')}`, '/data')
+      case 'seed': throw invalidAttribute(`${managedBySeed(id)}: the membership of ${refusal.users.join(', ')}`, '/data')
       case 'last-owner': throw invalidAttribute('The owners team must keep at least one member.', '/data')
     }
   }
@@ -31,7 +32,7 @@ const teamMemberRoutes: FastifyPluginAsyncTypebox<{ repository: TeamMembersRepos
   }, async (request, reply) => {
     const { id } = request.params
     if (impossibleId(id)) throw notFound()
-    answer(await repository.add(request.caller, id, request.body.data.map((user) => user.id), request.id))
+    answer(await repository.add(request.caller, id, request.body.data.map((user) => user.id), request.id), id)
     return await reply.status(204).send()
   })
 
@@ -40,7 +41,7 @@ const teamMemberRoutes: FastifyPluginAsyncTypebox<{ repository: TeamMembersRepos
   }, async (request, reply) => {
     const { id } = request.params
     if (impossibleId(id)) throw notFound()
-    answer(await repository.remove(request.caller, id, request.body.data.map((user) => user.id), request.id))
+    answer(await repository.remove(request.caller, id, request.body.data.map((user) => user.id), request.id), id)
     return await reply.status(204).send()
   })
 }

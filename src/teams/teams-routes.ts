@@ -8,6 +8,7 @@ import { invalidAttribute, notFound, type ApiError } from '../jsonapi/errors.js'
 import { includesUsers } from '../jsonapi/include.js'
 import { firstPage, parsePage } from '../jsonapi/pagination.js'
 import { ORGANIZATION_ACCESS_FLAGS, prerequisiteMessage, type OrganizationAccess, type OrganizationAccessFlag } from '../access/organization-access.js'
+import { managedBySeed } from '../directory/seed-file.js'
 import type { Refusal, TeamsRepository } from './teams-repository.js'
 import { includedUsers, toTeamResource } from './teams-serialize.js'
 
@@ -29,12 +30,12 @@ const keptAttributes = (attributes: Pick<TeamAttributesInput, 'sso-team-id' | 'a
 })
 
 /** The answer to a write the repository refused: 404 when the caller may not (as a missing team), 422 for a rule. */
-function refused (refusal: Refusal, name?: string): ApiError {
+function refused (refusal: Refusal, name?: string, id = ''): ApiError {
   switch (refusal) {
     case 'prerequisite': return invalidAttribute(prerequisiteMessage(name as OrganizationAccessFlag), `/data/attributes/organization-access/${name ?? ''}`)
     case 'hidden': return notFound()
     case 'taken': return invalidAttribute('Name has already been taken', '/data/attributes/name')
-    case 'seed': return invalidAttribute('managed by the seed file', '/data')
+    case 'seed': return invalidAttribute(managedBySeed(id), '/data')
     case 'owners': return invalidAttribute('The owners team cannot be deleted, renamed or given organization access.', '/data')
   }
 }
@@ -94,7 +95,7 @@ const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origi
     if (impossibleId(id)) throw notFound()
     const changes = { ...(name === undefined ? {} : { name }), ...(visibility === undefined ? {} : { visibility }), organizationAccess: givenFlags(access), ...keptAttributes(rest) }
     const result = await repository.update(request.caller, id, changes, request.id)
-    if ('refusal' in result) throw refused(result.refusal, result.name)
+    if ('refusal' in result) throw refused(result.refusal, result.name, id)
     return single(toTeamResource(result.team, prefix))
   })
 
@@ -103,7 +104,7 @@ const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origi
   }, async (request, reply) => {
     const { id } = request.params
     const result = impossibleId(id) ? { refusal: 'hidden' as const } : await repository.destroy(request.caller, id, request.id)
-    if (result.refusal !== undefined) throw refused(result.refusal)
+    if (result.refusal !== undefined) throw refused(result.refusal, undefined, id)
     app.forgetTokens('revoked' in result ? result.revoked ?? [] : [])
     return await reply.status(204).send()
   })

@@ -16,6 +16,9 @@ import { ENGINE, freshLocation, testConfig } from '../helper.js'
  * removal by name, never a secret — and changes nothing; `team-access seed FILE` and a start with
  * SEED_FILE print or log the same summary of what they did.
  */
+// the server's URL as given: the tests below point DATABASE_URL at databases of their own
+const serverUrl = process.env.DATABASE_URL
+
 const first = {
   users: [{ id: 'user-cli-ann', username: 'ann', tokens: ['cli-ann-token-1'] }],
   organizations: [{
@@ -137,4 +140,43 @@ t.test(`team-access seed [--dry-run] FILE (${ENGINE})`, async (t) => {
     t.equal((await run(['seed', '--dry-run'])).code, 2)
     t.equal((await run(['seed', '--dry-run', secondFile, 'extra'])).code, 2)
   })
+})
+
+t.test(`team-access migrate says what it did to a new database (${ENGINE})`, async (t) => {
+  const saved = { DATA_DIR: process.env.DATA_DIR, DATABASE_URL: process.env.DATABASE_URL }
+  if (serverUrl !== undefined) process.env.DATABASE_URL = serverUrl // freshLocation makes its database there
+  t.teardown(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+  })
+  if (ENGINE === 'pglite') {
+    const parent = await mkdtemp(join(tmpdir(), 'team-access-cli-new-'))
+    t.teardown(() => rm(parent, { recursive: true, force: true }))
+    process.env.DATA_DIR = join(parent, 'data')
+    const first = await run(['migrate'])
+    t.same([first.code, first.out], [0, `migrations: a new database in DATA_DIR (${process.env.DATA_DIR}), made from the build's snapshot with every migration applied: up to date`], 'not just "up to date"')
+  } else {
+    const location = await freshLocation(t)
+    process.env.DATABASE_URL = (location as { url: string }).url
+    const first = await run(['migrate'])
+    t.equal(first.code, 0)
+    t.match(first.out, /^migrations applied: \d{3}/, 'a new PostgreSQL database is migrated')
+  }
+  const again = await run(['migrate'])
+  t.same([again.code, again.out], [0, 'migrations: up to date'], 'a database already there and migrated is up to date')
+
+  if (ENGINE === 'postgres') {
+    t.test('a role the server refuses is one line, without a stack', async (t) => {
+      const url = new URL(process.env.DATABASE_URL!)
+      url.username = 'no-such-role'
+      url.password = 'hunter2-secret'
+      process.env.DATABASE_URL = url.href
+      const refused = await run(['migrate'])
+      t.equal(refused.code, 1)
+      t.match(refused.err, /^team-access: the PostgreSQL server at [^ ]+:\d+ refused user "no-such-role" \(.*no-such-role.*\): check the user and password in DATABASE_URL$/)
+      t.notMatch(refused.err, /hunter2-secret/, 'the password is never printed')
+    })
+  }
 })

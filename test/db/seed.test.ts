@@ -93,6 +93,13 @@ t.test(`seed files on ${ENGINE}`, async (t) => {
     ['custom-only attribute under a fixed level', (s) => { s.organizations[0]['team-access'][0].access = 'read' }, /team-access\[0\] "red on prod": Runs is read-only when access level is 'read'/],
     ['two owners teams', (s) => { s.organizations[0].teams[1].owners = true }, /teams\[1\] "ops": duplicate owners team/],
     ['one token for two subjects', (s) => { s.users[1].tokens.push('alice-secret-token-1') }, /users\[2\] "bob" › tokens\[1\]: token already given to users\[1\] "alice"/],
+    ['a token object with a date that is not one', (s) => { s.users[1].tokens.push({ token: 'bob-secret-token-2', 'expires-at': 'next tuesday' }) }, /^users\[2\] "bob" › tokens\[1\] › expires-at: must be an RFC 3339 date-time/],
+    ['a token object with an unknown key', (s) => { s.users[1].tokens.push({ token: 'bob-secret-token-2', expires: '2030-01-01T00:00:00Z' }) }, /^users\[2\] "bob" › tokens\[1\] › expires: unknown member "expires" \(it may have "token", "expires-at"\)$/],
+    ['a token object without its token', (s) => { s.users[1].tokens.push({ 'expires-at': '2030-01-01T00:00:00Z' }) }, /^users\[2\] "bob" › tokens\[1\] › token: is required$/],
+    ['a token neither string nor object', (s) => { s.users[1].tokens.push(12345678) }, /^users\[2\] "bob" › tokens\[1\]: must be string or object$/],
+    ['a token too short (never echoed)', (s) => { s.users[1].tokens.push('short') }, /^users\[2\] "bob" › tokens\[1\]: must NOT have fewer than 8 characters$/],
+    ['a token object with a token too short (never echoed)', (s) => { s.organizations[0].tokens = [{ token: 'short' }] }, /^organizations\[0\] "acme" › tokens\[0\] › token: must NOT have fewer than 8 characters$/],
+    ['a missing name', (s) => { delete s.organizations[0].teams[1].name }, /^organizations\[0\] "acme" › teams\[1\] › name: is required$/],
     ['bad explicit id', (s) => { s.organizations[0].workspaces[0].id = 'workspace-prod' }, /workspaces\[0\] "prod" › id: must match pattern/],
     ['id of another organization\'s workspace', (s) => {
       s.organizations.push({ name: 'globex', workspaces: [{ id: 'ws-prod', name: 'stolen' }] })

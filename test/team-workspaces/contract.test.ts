@@ -158,6 +158,20 @@ t.test(`the team-workspaces contract (DESIGN §4) on ${ENGINE}`, async (t) => {
     })
   }
 
+  t.test('add, malformed: the detail names the member at fault once', async (t) => {
+    const details: Array<[unknown, string]> = [
+      [{ data: { type: 'team-workspaces', attributes: { access: 'read' } } }, '/data/relationships is required'],
+      [addBody('team-green', 'ws-prod', {}), '/data/attributes/access is required'],
+      [addBody('team-green', 'ws-prod', { access: 'read', 'project-access': true }), '/data/attributes has an unknown member "project-access"'],
+      [addBody('team-green', 'ws-prod', { access: 'owner' }), '/data/attributes/access must be one of "read", "plan", "write", "admin", "custom"']
+    ]
+    for (const [body, detail] of details) {
+      const res = await api.add(body, owner)
+      t.equal(res.statusCode, 422)
+      t.equal(res.json().errors[0].detail, detail)
+    }
+  })
+
   t.test('add: invalid JSON → 400; a body that is not JSON → 415', async (t) => {
     await refused(t, () => api.add('{"data":', owner), 400, { title: 'bad request' })
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {

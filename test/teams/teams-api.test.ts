@@ -1,5 +1,7 @@
 import t from 'tap'
-import { ENGINE } from '../helper.js'
+import { build, ENGINE } from '../helper.js'
+import { DEMO_SEED } from '../../src/app.js'
+import { applySeedFile } from '../../src/directory/seed-file.js'
 import { buildDirectory, CALLERS, flags, teamsClient } from './directory.js'
 
 /**
@@ -157,4 +159,18 @@ t.test(`the Teams API (DESIGN §9.3) on ${ENGINE}`, async (t) => {
     t.ok(teamEvents.some((e: any) => e.resource.action === 'create' && e.resource.meta.team === 'platform'))
     t.ok(teamEvents.some((e: any) => e.resource.action === 'destroy' && e.resource.meta.team === 'doomed'))
   })
+})
+
+t.test(`a demo team answers that the demo seed manages it, not a seed file nobody wrote (${ENGINE})`, async (t) => {
+  const app = await build(t)
+  await applySeedFile(app.db, DEMO_SEED)
+  const api = teamsClient(t, app)
+  const owner = 'acme-owners-demo-token'
+  for (const res of [await api.update('team-DemoTeamops12345', { visibility: 'secret' }, owner), await api.destroy('team-DemoTeamops12345', owner)]) {
+    t.equal(res.statusCode, 422)
+    t.same(res.json().errors[0].detail, 'managed by the demo seed (seeds/demo.json)')
+  }
+  const members = await api.removeMembers('team-DemoTeamdevs1234', ['bob'], owner)
+  t.equal(members.statusCode, 422)
+  t.same(members.json().errors[0].detail, 'managed by the demo seed (seeds/demo.json): the membership of bob')
 })
