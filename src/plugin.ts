@@ -34,6 +34,7 @@ import { AuditRepository } from './audit/audit-repository.js'
 import auditRetention from './audit/audit-retention.js'
 import { combineAccess, type EffectiveAccess } from './access/effective-access.js'
 import { resolveToken, type Caller } from './auth/caller.js'
+import { tokenDigest } from './auth/token-digest.js'
 import { directory, DirectoryError, validated, type Directory } from './directory/host-directory.js'
 import effectiveAccessRoutes from './effective-access/effective-access-routes.js'
 import { EffectiveAccessRepository } from './effective-access/effective-access-repository.js'
@@ -201,7 +202,11 @@ const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
     },
     explain: checkedExplain(explain),
     directory: directory(db),
-    callerOfToken: async (secret) => typeof secret === 'string' ? await resolveToken(db, secret) : null,
+    callerOfToken: async (secret) => {
+      const caller = typeof secret === 'string' ? await resolveToken(db, secret) : null
+      // with its token's digest, as the plugin's own authentication makes it: every statement checks the token again
+      return caller === null ? null : { ...caller, token: tokenDigest(secret) }
+    },
     setWorkspaceAccess: async (input) => {
       validatedSetArguments('SetWorkspaceAccessArguments', input)
       return forHost(await setWorkspaceAccess(repositories.accessSet, input))
