@@ -1,4 +1,4 @@
-import { sql, type Kysely, type QueryCreator, type RawBuilder } from 'kysely'
+import { sql, type ExpressionBuilder, type Kysely, type QueryCreator, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import type { Database } from '../db/database.js'
 import { PERMISSION_COLUMN_NAMES } from '../access/permission-columns.js'
 import { callerOfKind, callerValues, teamGrants, withGrants } from '../access/grants.js'
@@ -103,22 +103,26 @@ const candidates = sql`(
   select tp.team_id, w.id from team_grants tg join ${table.team_projects} tp on tp.team_id = tg.team_id join ${table.workspaces} w on w.project_id = tp.project_id
     where tg.organization_id = (select id from org))`
 
+/** A pair's columns, from its joins `tg` (the team's grant row), `t`, `w`, `p`, `tw` (its row) and `tp` (its project row): what `explainAccess` combines. */
+// typed loosely: the statements that use it add their own CTEs (org, team_grants, slice) to the database type
+const pairColumns = (pairs: SelectQueryBuilder<any, any, any>) => pairs
+  .select(['tg.team_id', 't.name as team_name', 't.visibility', 'w.id as workspace_id', 'w.name as workspace_name', 'p.id as project_id', 'p.name as project_name', 'tw.id as row_id', 'tw.access'])
+  .select(FLAGS.map((flag) => `tg.${flag}` as const))
+  .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
+  .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
+
 /**
  * Every pair of `candidates` with the team's grant row, its row on the workspace and its row on
- * the workspace's project: what `explainAccess` combines.
+ * the workspace's project, joined whole: a stream's slice sorts all of one team's pairs before it
+ * takes its part, where a lookup by key per pair costs more than the join on the embedded database.
  */
-// typed loosely: the statements that use it add their own CTEs (org, team_grants) to the database type
-const pairs = (qc: QueryCreator<any>) => qc.selectFrom(candidates.as('c'))
+const pairs = (qc: QueryCreator<any>) => pairColumns(qc.selectFrom(candidates.as('c'))
   .innerJoin('team_grants as tg', 'tg.team_id', 'c.team_id')
   .innerJoin('teams as t', 't.id', 'c.team_id')
   .innerJoin('workspaces as w', 'w.id', 'c.workspace_id')
   .innerJoin('projects as p', 'p.id', 'w.project_id')
   .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'c.workspace_id').onRef('tw.team_id', '=', 'c.team_id'))
-  .leftJoin('team_projects as tp', (join) => join.onRef('tp.project_id', '=', 'w.project_id').onRef('tp.team_id', '=', 'c.team_id'))
-  .select(['tg.team_id', 't.name as team_name', 't.visibility', 'w.id as workspace_id', 'w.name as workspace_name', 'p.id as project_id', 'p.name as project_name', 'tw.id as row_id', 'tw.access'])
-  .select(FLAGS.map((flag) => `tg.${flag}` as const))
-  .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
-  .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
+  .leftJoin('team_projects as tp', (join) => join.onRef('tp.project_id', '=', 'w.project_id').onRef('tp.team_id', '=', 'c.team_id')))
 
 /** How a stream runs each of its statements: by default at once; the routes, each in a turn of admission's (`inTurn`). */
 export type ReadInTurn = <T>(read: () => Promise<T>) => Promise<T>
@@ -177,23 +181,20 @@ const pageSlices = sql<{ team_id: string, workspace_id: string, members: string[
   where not c.wide)`
 
 /**
- * The pairs of the statement's `slice` CTE as `pairs` gives them, with the team's members: the
- * team's row on each workspace and its row on the workspace's project each looked up by its
- * unique key (a lateral LIMIT 1), not hashed whole.
+ * The pairs of the statement's `slice` CTE (a page's) as `pairs` gives them, with the team's
+ * members: the team's row on each workspace and its row on the workspace's project each looked up
+ * by its unique key (a lateral LIMIT 1), not hashed whole.
  */
-const slicePairs = (qc: QueryCreator<any>) => qc.selectFrom('slice as c')
+const slicePairs = (qc: QueryCreator<any>) => pairColumns(qc.selectFrom('slice as c')
   .innerJoin('team_grants as tg', 'tg.team_id', 'c.team_id')
   .innerJoin('teams as t', 't.id', 'c.team_id')
   .innerJoin('workspaces as w', 'w.id', 'c.workspace_id')
   .innerJoin('projects as p', 'p.id', 'w.project_id')
-  .leftJoinLateral((eb) => eb.selectFrom('team_workspaces as r').selectAll('r')
+  .leftJoinLateral((eb: ExpressionBuilder<any, any>) => eb.selectFrom('team_workspaces as r').selectAll('r')
     .whereRef('r.team_id', '=', 'c.team_id').whereRef('r.workspace_id', '=', 'c.workspace_id').limit(1).as('tw'), (join) => join.onTrue())
-  .leftJoinLateral((eb) => eb.selectFrom('team_projects as r').selectAll('r')
-    .whereRef('r.team_id', '=', 'c.team_id').whereRef('r.project_id', '=', 'w.project_id').limit(1).as('tp'), (join) => join.onTrue())
-  .select(['tg.team_id', 't.name as team_name', 't.visibility', 'w.id as workspace_id', 'w.name as workspace_name', 'p.id as project_id', 'p.name as project_name', 'tw.id as row_id', 'tw.access', 'c.members'])
-  .select(FLAGS.map((flag) => `tg.${flag}` as const))
-  .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
-  .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
+  .leftJoinLateral((eb: ExpressionBuilder<any, any>) => eb.selectFrom('team_projects as r').selectAll('r')
+    .whereRef('r.team_id', '=', 'c.team_id').whereRef('r.project_id', '=', 'w.project_id').limit(1).as('tp'), (join) => join.onTrue()))
+  .select('c.members')
 
 export class AccessReviewRepository {
   private readonly shapes = new QueryShapes()

@@ -101,15 +101,8 @@ export class Admission {
     if (this.waiting >= queueLength) this.makeRoomFor(key)
     this.join(key)
     const ticket: Ticket = { key, alone, stage: 'waiting', of: this }
-    const wait = new Promise<void>((resolve, reject) => {
-      ticket.admit = resolve
-      ticket.refuse = reject
-      ticket.timer = setTimeout(() => this.end(ticket, busy()), maxWaitMs)
-    })
-    this.waiting++
-    const queue = this.queues.get(key)
-    if (queue === undefined) this.queues.set(key, [ticket])
-    else queue.push(ticket)
+    const wait = this.enqueue(ticket)
+    ticket.timer = setTimeout(() => this.end(ticket, busy()), maxWaitMs)
     // a turn may be free while only a caller's one-at-a-time requests wait: this one may run now
     this.admitNext()
     return { ticket, wait }
@@ -159,23 +152,27 @@ export class Admission {
     if (ticket.stage === 'running') return undefined
     if (ticket.stage !== 'parked') return Promise.reject(new ClientGone())
     if (this.running < this.options.concurrency && this.waiting === 0) {
-      this.running++
-      ticket.stage = 'running'
+      this.takeTurn(ticket)
       return undefined
     }
+    ticket.stage = 'resuming'
+    // after the caller's other streams' reads, before its new requests
+    const firstNew = this.queues.get(ticket.key)?.findIndex((waiting) => waiting.stage !== 'resuming') ?? -1
+    const wait = this.enqueue(ticket, firstNew === -1 ? undefined : firstNew)
+    this.admitNext()
+    return wait
+  }
+
+  /** Puts a ticket in its caller's queue (at `index`; by default last), with the promise its request awaits. */
+  private enqueue (ticket: Ticket, index?: number): Promise<void> {
     const wait = new Promise<void>((resolve, reject) => {
       ticket.admit = resolve
       ticket.refuse = reject
     })
-    ticket.stage = 'resuming'
     this.waiting++
     const queue = this.queues.get(ticket.key)
     if (queue === undefined) this.queues.set(ticket.key, [ticket])
-    else { // after the caller's other streams' reads, before its new requests
-      const firstNew = queue.findIndex((waiting) => waiting.stage !== 'resuming')
-      queue.splice(firstNew === -1 ? queue.length : firstNew, 0, ticket)
-    }
-    this.admitNext()
+    else queue.splice(index ?? queue.length, 0, ticket)
     return wait
   }
 
@@ -201,10 +198,15 @@ export class Admission {
     this.end(newest, busy())
   }
 
+  /** A new request is admitted: a turn, and its place under its caller's cap. */
   private run (ticket: Ticket): void {
-    this.running++
+    this.takeTurn(ticket)
     count(this.admittedOf, ticket.key, 1)
     if (ticket.alone) this.alone.add(ticket.key)
+  }
+
+  private takeTurn (ticket: Ticket): void {
+    this.running++
     ticket.stage = 'running'
   }
 
@@ -242,12 +244,8 @@ export class Admission {
         this.queues.delete(ticket.key)
         this.queues.set(ticket.key, rest)
       }
-      if (ticket.stage === 'resuming') { // admitted already: a turn only
-        this.running++
-        ticket.stage = 'running'
-      } else {
-        this.run(ticket)
-      }
+      if (ticket.stage === 'resuming') this.takeTurn(ticket) // admitted already: a turn only
+      else this.run(ticket)
       ticket.admit!()
     }
   }
