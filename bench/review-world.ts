@@ -14,7 +14,11 @@ export interface ReviewWorld {
   member: string
 }
 
-export function reviewWorld ({ teams, workspaces, projects, users, rowsPerTeam, seed }: { teams: number, workspaces: number, projects: number, users: number, rowsPerTeam: number, seed: number }): ReviewWorld {
+/**
+ * `memberTeams`: how many teams the member (user001) is in — the first ones, team-001 on (2 unless
+ * said; the page's rate-limit test makes a member of 40).
+ */
+export function reviewWorld ({ teams, workspaces, projects, users, rowsPerTeam, seed, memberTeams = 2 }: { teams: number, workspaces: number, projects: number, users: number, rowsPerTeam: number, seed: number, memberTeams?: number }): ReviewWorld {
   const random = mulberry32(seed)
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
   const sample = <T>(items: readonly T[], n: number): T[] => {
@@ -35,12 +39,12 @@ export function reviewWorld ({ teams, workspaces, projects, users, rowsPerTeam, 
     // one in five stays in the default project
     ...(projects === 0 || random() < 0.2 ? {} : { project: pick(projectNames) })
   }))
-  // user000 is the owner; user001 the member whose reach the page shows: two teams of their own
+  // user000 is the owner; user001 the member whose reach the page shows: teams of their own (memberTeams)
   const teamList = [{ id: 'team-review-owners', name: 'owners', owners: true, members: [usernames[0]!] }]
   for (let i = 1; i < teams; i++) {
     const flags = i % 37 === 11 ? { 'read-workspaces': true } : i % 53 === 13 ? { 'manage-workspaces': true } : i % 41 === 17 ? { 'read-workspaces': true, 'read-projects': true } : undefined
     const members = new Set(sample(usernames.slice(2), Math.floor(random() * 5)))
-    if (i === 1 || i === 2) members.add(usernames[1]!)
+    if (i <= memberTeams) members.add(usernames[1]!)
     teamList.push({
       id: `team-review-${pad(i)}`,
       name: `team-${pad(i)}`,

@@ -10,6 +10,9 @@ import * as m0008 from './0008_managed_by.js'
 import * as m0009 from './0009_directory_api.js'
 import * as m0010 from './0010_own_schema.js'
 import * as m0011 from './0011_projects.js'
+import * as m0012 from './0012_workspaces_and_people.js'
+import * as m0013 from './0013_mirror.js'
+import * as m0014 from './0014_organization_grant_teams.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -23,5 +26,8 @@ export const migrations: Record<string, Migration> = {
   '0008_managed_by': m0008,
   '0009_directory_api': m0009,
   '0010_own_schema': m0010,
-  '0011_projects': m0011
+  '0011_projects': m0011,
+  '0012_workspaces_and_people': m0012,
+  '0013_mirror': m0013,
+  '0014_organization_grant_teams': m0014
 }

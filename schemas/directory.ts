@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { idOf, UrlSafeName, Visibility } from './common.js'
 import { ORGANIZATION_ACCESS_DESCRIPTIONS, ORGANIZATION_ACCESS_FLAGS } from './organization-access.js'
+import { emailOf } from './organization-memberships.js'
 
 // The host's directory functions (DESIGN §9.1, src/directory/host-directory.ts): what each call
 // accepts. Names follow the seed's and the API's rules; an absent member of a change keeps the
@@ -26,8 +27,9 @@ const SsoTeamId = Type.Union([Type.String({ maxLength: 256 }), Type.Null()], { d
 export const CreateOrganization = Type.Object({ name: OrganizationName, id: Type.Optional(idOf('org', 'Explicit id; generated when absent.')) }, strict)
 export const ChangeOrganization = Type.Object({ name: Type.Optional(OrganizationName) }, strict)
 
-export const CreateUser = Type.Object({ username: Username, id: Type.Optional(idOf('user', 'Explicit id; generated when absent.')) }, strict)
-export const ChangeUser = Type.Object({ username: Type.Optional(Username) }, strict)
+const UserEmail = emailOf('Unique among users, case-insensitively. An invitation to it (DESIGN §14.2) becomes this user’s: active, with its teams.')
+export const CreateUser = Type.Object({ username: Username, email: Type.Optional(UserEmail), id: Type.Optional(idOf('user', 'Explicit id; generated when absent.')) }, strict)
+export const ChangeUser = Type.Object({ username: Type.Optional(Username), email: Type.Optional(Type.Union([UserEmail, Type.Null()], { description: 'The email, or null for none.' })) }, strict)
 
 const teamChange = {
   visibility: Type.Optional(Visibility),
@@ -45,6 +47,11 @@ export const CreateTeam = Type.Object({
 export const ChangeTeam = Type.Object({ name: Type.Optional(TeamName), ...teamChange }, strict)
 
 export const Membership = Type.Object({ teamId: DirectoryId, userId: DirectoryId }, strict)
+export const CreateOrganizationMembership = Type.Object({
+  organizationId: DirectoryId,
+  email: emailOf('The person’s email: an active membership when a user has it, else an invitation (and the user it makes).'),
+  teamIds: Type.Optional(Type.Array(DirectoryId, { maxItems: 100, description: 'Teams of the organization: team memberships at once, or when the invited person arrives.' }))
+}, strict)
 
 const ProjectId = Type.String({ minLength: 1, maxLength: 128, description: "A project of the workspace's organization (`prj-…`); absent on create: its default project." })
 export const CreateWorkspace = Type.Object({
@@ -117,6 +124,7 @@ export const DIRECTORY_SCHEMAS = {
   CreateTeam,
   ChangeTeam,
   Membership,
+  CreateOrganizationMembership,
   CreateWorkspace,
   ChangeWorkspace,
   CreateProject,

@@ -65,7 +65,23 @@ export const OrganizationResource = Type.Object({
   type: Type.Literal('organizations'),
   attributes: Type.Object({
     name: Type.String({ description: 'Unique, URL-safe.' }),
-    'created-at': Type.String({ format: 'date-time', description: 'When the organization was created (ISO 8601, UTC).' })
+    'external-id': Type.String({ description: "The organization's id (`org-…`); its name is its `id` here, as in HCP Terraform." }),
+    'created-at': Type.String({ format: 'date-time', description: 'When the organization was created (ISO 8601, UTC).' }),
+    permissions: Type.Object({
+      'can-update': Type.Boolean({ description: "The organization's owners (its owners team, their tokens, the organization token): a token that reads the whole organization, as the mirror requires (DESIGN §13.1)." }),
+      'can-destroy': Type.Boolean({ description: 'The owners.' }),
+      'can-create-team': Type.Boolean({ description: 'The owners, and manage-teams.' }),
+      'can-create-workspace': Type.Boolean({ description: 'The owners, and manage-workspaces.' }),
+      'can-create-project': Type.Boolean({ description: 'The owners, and manage-projects.' }),
+      'can-manage-users': Type.Boolean({ description: 'The owners, and manage-membership.' })
+    }, { description: 'What this caller may do with the organization (HCP Terraform’s names).' }),
+    mirror: Type.Union([
+      Type.Object({
+        host: Type.String({ description: 'The HCP Terraform (or Terraform Enterprise) host it is read from.' }),
+        'succeeded-at': Type.String({ format: 'date-time', description: 'When a mirror run last read it whole (whether or not anything had changed).' })
+      }),
+      Type.Null()
+    ], { description: 'Not in HCP Terraform (DESIGN §13): a mirrored organization — read-only here, its changes made in HCP Terraform — and where from; null for any other.' })
   }),
   relationships: Type.Object({
     'default-project': Type.Object({ data: Type.Object({ id: Type.String({ description: 'The default project (`prj-…`).' }), type: Type.Literal('projects') }) },

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Access, idOf, OptionalPermissions, Runs, SentinelMocks, StateVersions, UrlSafeName, Variables, Visibility } from './common.js'
 import { ProjectAccess, ProjectSettings, ProjectTeams, ProjectVariableSets } from './projects.js'
+import { emailOf } from './organization-memberships.js'
 import { ORGANIZATION_ACCESS_DESCRIPTIONS, ORGANIZATION_ACCESS_FLAGS } from './organization-access.js'
 
 // DESIGN §6: the seed file, also the way a host syncs its directory in. Keys are kebab-case like the API.
@@ -23,6 +24,7 @@ const Tokens = Type.Array(SeedToken, {
 export const SeedUser = Type.Object({
   id: Type.Optional(idOf('user', 'Explicit id; generated when absent.')),
   username: Type.String({ minLength: 1, maxLength: 100, description: 'Unique user name; team members refer to it.' }),
+  email: Type.Optional(emailOf("The user's email, unique case-insensitively (absent: none). An invitation to this email (DESIGN §14.2) becomes this user's: its membership active, its teams team memberships.")),
   tokens: Type.Optional(Tokens)
 }, strict)
 
@@ -99,6 +101,7 @@ export const SeedDocument = Type.Object({
 
 export type SeedDocument = Static<typeof SeedDocument>
 export type SeedToken = Static<typeof SeedToken>
+export type SeedUser = Static<typeof SeedUser>
 export type SeedTeamAccess = Static<typeof SeedTeamAccess>
 export type SeedProject = Static<typeof SeedProject>
 export type SeedProjectAccess = Static<typeof SeedProjectAccess>

@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { StringEnum, Visibility } from './common.js'
 import { ErrorDocument, PaginationLinks, PaginationMeta } from './jsonapi.js'
 import { OrganizationRelationship, PageQuery } from './workspaces.js'
+import { MembershipResource } from './organization-memberships.js'
 import { ORGANIZATION_ACCESS_DESCRIPTIONS, ORGANIZATION_ACCESS_FLAGS, type OrganizationAccessFlag } from './organization-access.js'
 
 export { ORGANIZATION_ACCESS_DESCRIPTIONS }
@@ -41,7 +42,10 @@ export const TeamResource = Type.Object({
   }),
   relationships: Type.Object({
     organization: OrganizationRelationship,
-    users: Type.Object({ data: Type.Array(UserIdentifier, { description: 'The members, by username.' }) }, { description: 'The team’s members.' })
+    users: Type.Object({ data: Type.Array(UserIdentifier, { description: 'The members, by username.' }) }, { description: 'The team’s members.' }),
+    'organization-memberships': Type.Object({
+      data: Type.Array(Type.Object({ id: Type.String({ description: 'The membership id (`ou-…`).' }), type: Type.Literal('organization-memberships') }))
+    }, { description: 'The organization memberships of its members, and of the invitations given the team (DESIGN §14.3).' })
   }),
   links: Type.Object({ self: Type.String({ description: 'The team.' }) })
 }, { $id: 'Team', description: 'A team.' })
@@ -52,7 +56,7 @@ export const UserResource = Type.Object({
   attributes: Type.Object({ username: Type.String({ description: 'The username.' }) })
 }, { $id: 'User', description: 'A user.' })
 
-const Included = Type.Optional(Type.Array(UserResource, { description: 'With `include=users`: the members of the team(s), once each.' }))
+const Included = Type.Optional(Type.Array(Type.Union([UserResource, MembershipResource]), { description: 'With `include=users`: the members of the team(s), once each; with `include=organization-memberships`: their memberships (and the invitations given the team).' }))
 
 export const TeamDocument = Type.Object({ data: TeamResource, included: Included }, { description: 'One team.' })
 
@@ -63,7 +67,7 @@ export const TeamListDocument = Type.Object({
   links: PaginationLinks
 }, { description: 'A page of the teams the caller may see, by name.' })
 
-const TeamInclude = Type.Optional(Type.String({ description: '`users` includes the members (go-tfe’s TeamMembers.List); empty (the provider sends `include=`) includes nothing; anything else is 400.' }))
+const TeamInclude = Type.Optional(Type.String({ description: 'Comma-separated: `users` includes the members (go-tfe’s TeamMembers.List), `organization-memberships` their memberships (ListOrganizationMemberships); empty (the provider sends `include=`) includes nothing; anything else is 400.' }))
 
 export const TeamParams = Type.Object({ id: Type.String({ description: 'The team id (`team-…`).' }) })
 export const TeamShowQuery = Type.Object({ include: TeamInclude })

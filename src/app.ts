@@ -1,3 +1,4 @@
+import { scheduleMirror } from './mirror/schedule.js'
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { readFileSync } from 'node:fs'
@@ -181,6 +182,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   })
   await registerDocsUi(app)
   await registerUi(app, { path: UI_PATH, apiBase: API_PREFIX })
+  // MIRROR_*: an HCP Terraform organization read on a schedule, the first run once the app is ready (DESIGN §13.1)
+  if (config.mirror !== undefined) scheduleMirror(app, connection, config.mirror, registry, config.schema)
   // Shutdown (DESIGN §5): from here /readyz answers 503; the listener takes and answers what is
   // queued for it until connections stop arriving, then closes; Fastify then waits for the
   // requests in flight, and only then do the onClose hooks close the database.

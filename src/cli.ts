@@ -1,3 +1,4 @@
+import { mirrorCommand, parseMirror, tokenCommand, type MirrorCommand } from './mirror/command.js'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { buildApp, DEMO_SEED, isLoopback } from './app.js'
 import { loadConfig } from './config.js'
@@ -12,6 +13,12 @@ export const USAGE = `usage: team-access serve                    run the servic
        team-access migrate                  apply the migrations (one job for N replicas; see MIGRATE_ON_START)
        team-access seed [--dry-run] FILE   apply a seed file (--dry-run: say what it would change, change nothing)
        team-access seed [--dry-run] --demo apply the demo data (published tokens: only where HOST is a loopback address)
+       team-access mirror --from URL --organization ORG [--dry-run | --seed-out FILE] [--token-file FILE] [--rate N]
+                                            read an HCP Terraform organization and apply it here as one change (--dry-run: say
+                                            what would change; --seed-out: write it as a seed document, touch no database);
+                                            the token from TFE_TOKEN or --token-file, never from a flag
+       team-access token --organization ORG make (anew) the organization's own token here and print it once: how reviewers
+                                            of a mirrored organization sign in
        team-access schemas [--write | --check]   print the OpenAPI document (--write: to schemas/openapi.json; --check: fail when that file is stale)
        team-access --help | --version
 The database is DATABASE_URL's, or the embedded one in DATA_DIR (stop a service using it first).`
@@ -59,6 +66,8 @@ type Command =
   | { kind: 'help' | 'version' | 'migrate' }
   | { kind: 'schemas', mode: string | undefined }
   | { kind: 'seed', file: string, demo: boolean, dryRun: boolean }
+  | MirrorCommand
+  | { kind: 'token', organization: string }
   | { kind: 'usage', problem?: string }
 
 function parse (argv: string[]): Command {
@@ -79,6 +88,8 @@ function parse (argv: string[]): Command {
       if (demo ? files.length !== 0 : files.length !== 1) return { kind: 'usage', problem: demo ? 'seed --demo takes no file' : 'seed needs one FILE (or --demo)' }
       return { kind: 'seed', file: demo ? DEMO_SEED : files[0]!, demo, dryRun }
     }
+    case 'mirror': return parseMirror(rest)
+    case 'token': return rest.length === 2 && rest[0] === '--organization' && rest[1] !== '' ? { kind: 'token', organization: rest[1]! } : { kind: 'usage', problem: 'token needs --organization ORG' }
     default: return { kind: 'usage', problem: `unknown command: ${command}` }
   }
 }
@@ -100,12 +111,15 @@ export async function main (argv: string[]): Promise<number> {
       return 2
   }
   const config = loadConfig()
+  // --seed-out reads HCP Terraform and writes a file: no database at all
+  if (command.kind === 'mirror' && command.seedOut !== undefined) return await mirrorCommand(undefined, command)
   const seed = command.kind === 'seed' ? command : undefined
+  const dryRun = seed?.dryRun === true || (command.kind === 'mirror' && command.dryRun)
   if (seed?.demo === true && !isLoopback(config.host)) {
     console.error(`team-access: the demo data's tokens are published: not for a service that listens on ${config.host} (set HOST to a loopback address, 127.0.0.1)`)
     return 1
   }
-  if (seed?.dryRun === true && 'dataDir' in config.database && !config.database.dataDir.startsWith('memory://') && isEmptyOrMissing(config.database.dataDir)) {
+  if (dryRun && 'dataDir' in config.database && !config.database.dataDir.startsWith('memory://') && isEmptyOrMissing(config.database.dataDir)) {
     console.error(`team-access: no database in DATA_DIR (${config.database.dataDir}): a dry run plans against one that is there (start the service once, or run \`team-access migrate\`)`)
     return 1
   }
@@ -114,11 +128,13 @@ export async function main (argv: string[]): Promise<number> {
   const connection = await connect(config.database, config.schema === undefined ? {} : { schema: config.schema })
   try {
     // a dry run changes nothing, not even the schema: it plans against a database already migrated
-    if (seed?.dryRun === true && !(await upToDate(connection.db))) {
+    if (dryRun && !(await upToDate(connection.db))) {
       console.error('team-access: the database has migrations to apply; run `team-access migrate` first, then the dry run')
       return 1
     }
     const applied = await migrate(connection.db)
+    if (command.kind === 'mirror') return await mirrorCommand({ connection, schema: config.schema }, command)
+    if (command.kind === 'token') return await tokenCommand(connection.db, command.organization)
     if (seed === undefined) {
       // a new database with nothing left to apply came whole from the snapshot, every migration in it
       console.log(applied.length > 0

@@ -1,3 +1,5 @@
+import { parseInterval, type MirrorSchedule } from './mirror/schedule.js'
+import { fromProblem } from './mirror/client.js'
 import { Type, type Static } from '@sinclair/typebox'
 import { getHeapStatistics } from 'node:v8'
 import { envSchema } from 'env-schema'
@@ -34,7 +36,12 @@ export const Settings = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String({ minLength: 1, description: 'Who may say, in X-Forwarded-For, which client a request comes from: `true` (any proxy: only when nothing else can reach the service), a number of proxy hops, or addresses and CIDR ranges of the proxies, comma-separated. Unset → the connection\'s own address counts.' })),
   DB_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections in the pool.' }),
   DB_CONNECTION_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a request waits for a pool connection before 503.' }),
-  DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a statement (or a lock wait) may take before 503.' })
+  DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 5000, description: 'How long a statement (or a lock wait) may take before 503.' }),
+  MIRROR_FROM: Type.Optional(Type.String({ pattern: '^https?://', description: 'Mirror an HCP Terraform organization from this address (https://app.terraform.io; http:// only to a loopback address), with MIRROR_ORGANIZATION and MIRROR_TOKEN_FILE (DESIGN §13).' })),
+  MIRROR_ORGANIZATION: Type.Optional(Type.String({ minLength: 1, description: 'The organization to mirror.' })),
+  MIRROR_TOKEN_FILE: Type.Optional(Type.String({ minLength: 1, description: 'A file holding the HCP Terraform token the mirror reads with (an owners team token, an owner\'s user token, or the organization token); read at each run, never logged.' })),
+  MIRROR_INTERVAL: Type.String({ pattern: '^\\s*\\d+\\s*[smhd]?\\s*$', default: '1h', description: 'How long after a mirror run ends the next begins (1h, 30m; at least 1m); the first at start.' }),
+  MIRROR_RATE: Type.Number({ exclusiveMinimum: 0, maximum: 1000, default: 20, description: 'Requests a second the mirror makes at most (HCP Terraform allows 30).' })
 })
 export type Settings = Static<typeof Settings>
 
@@ -71,6 +78,8 @@ export interface Config {
   trustProxy?: TrustProxy
   /** Pool size and timeouts on PostgreSQL (DB_POOL_SIZE, DB_CONNECTION_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
   databaseTimeouts?: DatabaseTimeouts
+  /** MIRROR_*: an HCP Terraform organization mirrored on a schedule (DESIGN §13.1); absent → none. */
+  mirror?: MirrorSchedule
 }
 
 /** Limits on client connections (DESIGN §5): no client can hold the process's file descriptors. */
@@ -162,6 +171,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError('invalid setting: REDIS_URL is not a valid URL (redis://host:port)')
     }
   }
+  const mirror = mirrorSchedule(settings)
   return {
     port: settings.PORT,
     host: settings.HOST,
@@ -195,6 +205,20 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       poolSize: settings.DB_POOL_SIZE,
       connectionTimeoutMs: settings.DB_CONNECTION_TIMEOUT_MS,
       statementTimeoutMs: settings.DB_STATEMENT_TIMEOUT_MS
-    }
+    },
+    ...(mirror === undefined ? {} : { mirror })
   }
+}
+
+/** MIRROR_FROM, MIRROR_ORGANIZATION and MIRROR_TOKEN_FILE go together: all three, or none. */
+function mirrorSchedule (settings: Settings): MirrorSchedule | undefined {
+  const named = { MIRROR_FROM: settings.MIRROR_FROM, MIRROR_ORGANIZATION: settings.MIRROR_ORGANIZATION, MIRROR_TOKEN_FILE: settings.MIRROR_TOKEN_FILE }
+  const missing = Object.entries(named).filter(([, value]) => value === undefined).map(([name]) => name)
+  if (missing.length === 3) return undefined
+  if (missing.length > 0) throw new ConfigError(`invalid setting: the mirror needs MIRROR_FROM, MIRROR_ORGANIZATION and MIRROR_TOKEN_FILE together (missing: ${missing.join(', ')})`)
+  const problem = fromProblem(settings.MIRROR_FROM!)
+  if (problem !== undefined) throw new ConfigError(`invalid setting: MIRROR_FROM ${problem}`)
+  const intervalMs = parseInterval(settings.MIRROR_INTERVAL)
+  if (intervalMs === undefined) throw new ConfigError('invalid setting: MIRROR_INTERVAL must be a duration of at least a minute (1h, 30m, 90s, 1d)')
+  return { from: settings.MIRROR_FROM!, organization: settings.MIRROR_ORGANIZATION!, tokenFile: settings.MIRROR_TOKEN_FILE!, intervalMs, rate: settings.MIRROR_RATE }
 }

@@ -23,7 +23,8 @@ export {
   directory, DirectoryError, type Directory, type DirectoryErrorCode, type DirectoryCallOptions,
   type DirectoryOrganization, type DirectoryUser, type DirectoryTeam, type DirectoryMembership, type DirectoryWorkspace, type DirectoryToken,
   type NewOrganization, type OrganizationChange, type NewUser, type UserChange, type NewTeam, type TeamChange, type OrganizationAccessInput,
-  type Membership, type NewWorkspace, type WorkspaceChange, type TokenSubject, type NewToken
+  type Membership, type NewWorkspace, type WorkspaceChange, type TokenSubject, type NewToken,
+  type DirectoryOrganizationMembership, type NewOrganizationMembership
 } from './directory/host-directory.js'
 export {
   AccessSetError, type AccessSetErrorCode, type AccessSetEntry, type AccessSetProblem, type AccessSetRow,

@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis'
 import { connect, type DatabaseLocation } from './db/connect.js'
 import type { Database } from './db/database.js'
 import { inSchema } from './db/tables.js'
+import { noticeNamedStatements } from './db/named-statements.js'
 import { migrate as applyMigrations } from './db/migrate.js'
 import { registerUi, UI_PATH } from './ui.js'
 import authentication, { type Authenticate } from './auth/authentication.js'
@@ -27,6 +28,8 @@ import { TeamProjectsRepository } from './projects/team-projects-repository.js'
 import { TeamsRepository } from './teams/teams-repository.js'
 import teamMemberRoutes from './teams/team-members-routes.js'
 import { TeamMembersRepository } from './teams/team-members-repository.js'
+import peopleRoutes from './people/people-routes.js'
+import { MembershipsRepository } from './people/memberships-repository.js'
 import auditRoutes from './audit/audit-routes.js'
 import tokenRoutes from './tokens/tokens-routes.js'
 import { TokensRepository } from './tokens/tokens-repository.js'
@@ -64,6 +67,8 @@ export interface TeamAccessOptions {
   authenticate?: Authenticate
   /** Apply the migrations on registration (default true). */
   migrate?: boolean
+  /** On the host's own Kysely, run the hot statements as named prepared statements when its driver takes them (`pg` does; default true): false behind a pooler that drops them (PgBouncer < 1.21, transaction mode). */
+  namedStatements?: boolean
   /** Largest request body accepted, bytes (default 64 KiB). */
   bodyLimit?: number
   /**
@@ -181,7 +186,7 @@ declare module 'fastify' {
  * child under `prefix`, so the host's own routes are untouched.
  */
 const teamAccess = fp<TeamAccessOptions>(async (app, options) => {
-  const db = await openDatabase(app, options.database, options.schema)
+  const db = await openDatabase(app, options.database, options.schema, options.namedStatements ?? true)
   if (options.migrate ?? true) await applyMigrations(db)
   // one repository per resource and registration: their statements are built once and replayed
   const repositories = { teamWorkspaces: new TeamWorkspacesRepository(db), workspaces: new WorkspacesRepository(db), teams: new TeamsRepository(db), accessSet: new AccessSetRepository(db) }
@@ -281,7 +286,8 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(teamWorkspaceRoutes, { repository: options.repositories.teamWorkspaces, origin })
     await api.register(workspaceRoutes, { repository: options.repositories.workspaces, origin })
     await api.register(accessSetRoutes, { repository: options.repositories.accessSet })
-    await api.register(teamRoutes, { repository: options.repositories.teams, origin })
+    const memberships = new MembershipsRepository(options.db)
+    await api.register(teamRoutes, { repository: options.repositories.teams, memberships, origin })
     await api.register(teamMemberRoutes, { repository: new TeamMembersRepository(options.db) })
     await api.register(auditRoutes, { repository: new AuditRepository(options.db) })
     await api.register(tokenRoutes, { repository: new TokensRepository(options.db), origin })
@@ -289,6 +295,7 @@ const teamAccessApi: FastifyPluginAsync<ApiOptions> = async (app, options) => {
     await api.register(accessReviewRoutes, { repository: new AccessReviewRepository(options.db), origin })
     await api.register(projectRoutes, { repository: new ProjectsRepository(options.db), origin })
     await api.register(teamProjectRoutes, { repository: new TeamProjectsRepository(options.db), origin })
+    await api.register(peopleRoutes, { repository: memberships, origin })
   })
 }
 
@@ -301,8 +308,9 @@ async function openApiUnder (prefix: string): Promise<unknown> {
   return { ...document, paths: Object.fromEntries(Object.entries(document.paths).map(([path, item]) => [path.replace(/^\/api\/v2/, prefix), item])) }
 }
 
-async function openDatabase (app: FastifyInstance, database: TeamAccessOptions['database'], schema: string | undefined): Promise<Kysely<Database>> {
-  if (!('url' in database) && !('dataDir' in database)) return inSchema(database, schema)
+async function openDatabase (app: FastifyInstance, database: TeamAccessOptions['database'], schema: string | undefined, named: boolean): Promise<Kysely<Database>> {
+  // the host's own Kysely: the hot statements named on it when its driver takes names (src/db/named-statements.ts)
+  if (!('url' in database) && !('dataDir' in database)) return await noticeNamedStatements(inSchema(database, schema), named)
   // a location: the plugin owns the connection and closes it with the app
   const connection = await connect(database, { ...(schema === undefined ? {} : { schema }), onPoolError: (err) => app.log.warn({ err: loggable(err) }, 'database pool error') })
   app.addHook('onClose', async () => await connection.close())

@@ -21,8 +21,12 @@ const LAYERS: string[][] = [
   ['audit/'],
   // the one writer of organizations, users, teams, memberships, workspaces and tokens, whoever asks
   ['directory/'],
+  // the mirror (DESIGN §13): HCP Terraform read through its API, applied through the directory, written as a seed
+  ['mirror/'],
   // how much work a caller may cause (rate limit, admission): a streamed answer's reads take their turns there
   ['limits/'],
+  // people (organization memberships, the caller's organizations): below the resources that include them (teams' memberships, projects' organization)
+  ['people/'],
   // the resources: routes and their reads; none imports another
   ['teams/', 'tokens/', 'team-workspaces/', 'workspaces/', 'effective-access/', 'projects/'],
   ['config.ts', 'metrics.ts', 'shutdown.ts', 'docs.ts', 'ui.ts', 'log-output.ts'],

@@ -25,6 +25,8 @@ interface DemoSeed {
   }>
 }
 const demo = JSON.parse(readFileSync(DEMO_SEED, 'utf8')) as DemoSeed
+/** The README's mirror reads `my-org` from HCP Terraform, which its test plays with this seed. */
+const standIn = JSON.parse(readFileSync(projectFile('test/mirror/fixtures/hcp-stand-in.json'), 'utf8')) as DemoSeed
 
 const ids = new Set<string>()
 const usernames = new Set<string>()
@@ -33,6 +35,7 @@ const organizations = new Map<string, { workspaces: Set<string>, teams: Set<stri
 /** Each team-workspace row: its organization's name, its team's and workspace's ids and names. */
 const rows = new Map<string, { organization: string, teamId: string, workspaceId: string, workspace: string }>()
 const secrets = (x: Named) => (x.tokens ?? []).map((s) => typeof s === 'string' ? s : s.token)
+for (const org of standIn.organizations) organizations.set(org.name!, { workspaces: new Set(org.workspaces.map((w) => w.name!)), teams: new Set(org.teams.map((x) => x.name!)) })
 for (const user of demo.users) {
   ids.add(user.id!)
   usernames.add(user.username!)

@@ -14,7 +14,7 @@ t.test('the document is valid OpenAPI 3', async (t) => {
   t.match((api as { openapi: string }).openapi, /^3\./)
 })
 
-t.test('it lists the operations with every response status of DESIGN §4, §7, §8, §9 and §11', async (t) => {
+t.test('it lists the operations with every response status of DESIGN §4, §7, §8, §9, §11 and §14', async (t) => {
   const expected: Record<string, [string, string, string[]]> = {
     listTeamWorkspaces: ['/api/v2/team-workspaces', 'get', ['200', '400', '401', '404', '422', '503']],
     showTeamWorkspace: ['/api/v2/team-workspaces/{id}', 'get', ['200', '401', '404', '503']],
@@ -24,6 +24,15 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
     showWorkspace: ['/api/v2/workspaces/{id}', 'get', ['200', '400', '401', '404', '503']],
     showWorkspaceByName: ['/api/v2/organizations/{organization}/workspaces/{name}', 'get', ['200', '400', '401', '404', '503']],
     listWorkspaces: ['/api/v2/organizations/{organization}/workspaces', 'get', ['200', '400', '401', '404', '422', '503']],
+    createWorkspace: ['/api/v2/organizations/{organization}/workspaces', 'post', ['201', '400', '401', '404', '415', '422', '503']],
+    updateWorkspace: ['/api/v2/workspaces/{id}', 'patch', ['200', '400', '401', '404', '415', '422', '503']],
+    updateWorkspaceByName: ['/api/v2/organizations/{organization}/workspaces/{name}', 'patch', ['200', '400', '401', '404', '415', '422', '503']],
+    deleteWorkspace: ['/api/v2/workspaces/{id}', 'delete', ['204', '401', '404', '422', '503']],
+    deleteWorkspaceByName: ['/api/v2/organizations/{organization}/workspaces/{name}', 'delete', ['204', '401', '404', '422', '503']],
+    safeDeleteWorkspace: ['/api/v2/workspaces/{id}/actions/safe-delete', 'post', ['204', '401', '404', '422', '503']],
+    safeDeleteWorkspaceByName: ['/api/v2/organizations/{organization}/workspaces/{name}/actions/safe-delete', 'post', ['204', '401', '404', '422', '503']],
+    addWorkspaceTags: ['/api/v2/workspaces/{id}/relationships/tags', 'post', ['204', '400', '401', '404', '415', '422', '503']],
+    removeWorkspaceTags: ['/api/v2/workspaces/{id}/relationships/tags', 'delete', ['204', '400', '401', '404', '415', '422', '503']],
     showTeam: ['/api/v2/teams/{id}', 'get', ['200', '400', '401', '404', '503']],
     listTeams: ['/api/v2/organizations/{organization}/teams', 'get', ['200', '400', '401', '404', '422', '503']],
     createTeam: ['/api/v2/organizations/{organization}/teams', 'post', ['201', '400', '401', '404', '415', '422', '503']],
@@ -60,7 +69,15 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
     showTeamProject: ['/api/v2/team-projects/{id}', 'get', ['200', '401', '404', '503']],
     addTeamProjectAccess: ['/api/v2/team-projects', 'post', ['201', '400', '401', '404', '415', '422', '503']],
     updateTeamProjectAccess: ['/api/v2/team-projects/{id}', 'patch', ['200', '400', '401', '404', '415', '422', '503']],
-    removeTeamProjectAccess: ['/api/v2/team-projects/{id}', 'delete', ['204', '401', '404', '503']]
+    removeTeamProjectAccess: ['/api/v2/team-projects/{id}', 'delete', ['204', '401', '404', '503']],
+    listOrganizationMemberships: ['/api/v2/organizations/{organization}/organization-memberships', 'get', ['200', '400', '401', '404', '422', '503']],
+    createOrganizationMembership: ['/api/v2/organizations/{organization}/organization-memberships', 'post', ['201', '400', '401', '404', '415', '422', '503']],
+    showOrganizationMembership: ['/api/v2/organization-memberships/{id}', 'get', ['200', '400', '401', '404', '503']],
+    deleteOrganizationMembership: ['/api/v2/organization-memberships/{id}', 'delete', ['204', '401', '404', '422', '503']],
+    addTeamOrganizationMemberships: ['/api/v2/teams/{id}/relationships/organization-memberships', 'post', ['204', '400', '401', '404', '415', '422', '503']],
+    removeTeamOrganizationMemberships: ['/api/v2/teams/{id}/relationships/organization-memberships', 'delete', ['204', '400', '401', '404', '415', '422', '503']],
+    listTeamOrganizationMemberships: ['/api/v2/teams/{id}/relationships/organization-memberships', 'get', ['200', '401', '404', '422', '503']],
+    listOrganizations: ['/api/v2/organizations', 'get', ['200', '401', '422', '503']]
   }
   for (const [operationId, [path, method, statuses]] of Object.entries(expected)) {
     const operation = generated.paths[path]?.[method]
@@ -79,7 +96,7 @@ t.test('it lists the operations with every response status of DESIGN §4, §7, �
   t.same(Object.keys(audit['200'].content), ['application/json'], 'the audit trail answers plain JSON, as HCP Terraform')
   t.same(Object.keys(audit['404'].content), ['application/vnd.api+json'], 'its errors are JSON:API error documents')
   t.ok(['filter[workspace][id]', 'filter[team][id]'].every((name) => generated.paths['/api/v2/team-workspaces'].get.parameters.some((p: { name: string }) => p.name === name)), 'both filters are documented')
-  t.same(Object.keys(generated.components.schemas).sort(), ['AccessReviewEntry', 'AuthenticationToken', 'ErrorObject', 'Organization', 'PaginationLinks', 'PaginationMeta', 'Project', 'Team', 'TeamEffectiveAccess', 'TeamProject', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'UserEffectiveAccess', 'Workspace'], 'shared schemas are named components')
+  t.same(Object.keys(generated.components.schemas).sort(), ['AccessReviewEntry', 'AuthenticationToken', 'ErrorObject', 'MemberTeam', 'MemberUser', 'Organization', 'OrganizationMembership', 'PaginationLinks', 'PaginationMeta', 'Project', 'Team', 'TeamEffectiveAccess', 'TeamProject', 'TeamWorkspace', 'TeamWorkspaceAttributes', 'User', 'UserEffectiveAccess', 'Workspace'], 'shared schemas are named components')
 })
 
 t.test('the operations HCP Terraform does not have are marked as extensions (DESIGN §10), and only they', async (t) => {

@@ -17,7 +17,10 @@ export type Operation = 'list' | 'show' | 'add' | 'update' | 'remove' | 'auditTr
   'workspaceEffectiveAccess' | 'teamEffectiveAccess' |
   'showAccessSet' | 'replaceAccessSet' |
   'listProjects' | 'createProject' | 'showProject' | 'updateProject' |
-  'listTeamProjects' | 'showTeamProject' | 'addTeamProjectAccess' | 'updateTeamProjectAccess'
+  'listTeamProjects' | 'showTeamProject' | 'addTeamProjectAccess' | 'updateTeamProjectAccess' |
+  'showWorkspace' | 'showWorkspaceByName' | 'listWorkspaces' | 'createWorkspace' | 'updateWorkspace' | 'updateWorkspaceByName' |
+  'listOrganizationMemberships' | 'createOrganizationMembership' | 'showOrganizationMembership' | 'deleteOrganizationMembership' |
+  'addTeamOrganizationMemberships' | 'removeTeamOrganizationMemberships' | 'listTeamOrganizationMemberships' | 'listOrganizations'
 const OPERATIONS: Record<Operation, [string, string, string]> = {
   auditTrail: ['/api/v2/organization/audit-trail', 'get', '200'],
   list: ['/api/v2/team-workspaces', 'get', '200'],
@@ -43,7 +46,21 @@ const OPERATIONS: Record<Operation, [string, string, string]> = {
   listTeamProjects: ['/api/v2/team-projects', 'get', '200'],
   showTeamProject: ['/api/v2/team-projects/{id}', 'get', '200'],
   addTeamProjectAccess: ['/api/v2/team-projects', 'post', '201'],
-  updateTeamProjectAccess: ['/api/v2/team-projects/{id}', 'patch', '200']
+  updateTeamProjectAccess: ['/api/v2/team-projects/{id}', 'patch', '200'],
+  showWorkspace: ['/api/v2/workspaces/{id}', 'get', '200'],
+  showWorkspaceByName: ['/api/v2/organizations/{organization}/workspaces/{name}', 'get', '200'],
+  listWorkspaces: ['/api/v2/organizations/{organization}/workspaces', 'get', '200'],
+  createWorkspace: ['/api/v2/organizations/{organization}/workspaces', 'post', '201'],
+  updateWorkspace: ['/api/v2/workspaces/{id}', 'patch', '200'],
+  updateWorkspaceByName: ['/api/v2/organizations/{organization}/workspaces/{name}', 'patch', '200'],
+  listOrganizationMemberships: ['/api/v2/organizations/{organization}/organization-memberships', 'get', '200'],
+  createOrganizationMembership: ['/api/v2/organizations/{organization}/organization-memberships', 'post', '201'],
+  showOrganizationMembership: ['/api/v2/organization-memberships/{id}', 'get', '200'],
+  deleteOrganizationMembership: ['/api/v2/organization-memberships/{id}', 'delete', '204'],
+  addTeamOrganizationMemberships: ['/api/v2/teams/{id}/relationships/organization-memberships', 'post', '204'],
+  removeTeamOrganizationMemberships: ['/api/v2/teams/{id}/relationships/organization-memberships', 'delete', '204'],
+  listTeamOrganizationMemberships: ['/api/v2/teams/{id}/relationships/organization-memberships', 'get', '200'],
+  listOrganizations: ['/api/v2/organizations', 'get', '200']
 }
 
 const ajv = new Ajv({ strict: false, allErrors: true })

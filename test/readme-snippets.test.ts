@@ -18,6 +18,9 @@ import { freePort } from './helper.js'
  * - The service listens on a free port: `127.0.0.1:3000` in the blocks is that port, and the
  *   PostgreSQL block's database `team_access_try` is this run's own name. Its embedded
  *   database is in a scratch directory (DATA_DIR), and no setting of this process's leaks in.
+ * - HCP Terraform (`https://app.terraform.io`) is this service standing in for it: a second one,
+ *   seeded with the organization `my-org` (test/mirror/fixtures/hcp-stand-in.json), and TFE_TOKEN
+ *   is its owner's token. The review's own files (`./review-data`, `reviewer-token`) are removed.
  * - A block preceded by `<!-- readme-test: skip — why -->` is not run; the test lists them.
  * The PostgreSQL block makes its database with `createdb` (dropped before and after).
  */
@@ -54,11 +57,12 @@ t.test('every sh block of the README runs, in order, as pasted', async (t) => {
   const scratch = projectFile(`scratch/readme-sh-${process.pid}`)
   mkdirSync(scratch, { recursive: true })
   const port = await freePort()
+  const standInPort = await freePort()
   await dropTryDatabase()
   t.teardown(async () => {
     await dropTryDatabase()
     rmSync(scratch, { recursive: true, force: true })
-    for (const file of ['set.json', 'plan.json']) rmSync(join(root, file), { force: true })
+    for (const file of ['set.json', 'plan.json', 'reviewer-token', 'review-data']) rmSync(join(root, file), { recursive: true, force: true })
   })
 
   const blocks = shellBlocks()
@@ -69,9 +73,14 @@ t.test('every sh block of the README runs, in order, as pasted', async (t) => {
   const prelude = `set -euo pipefail
 unset DATABASE_URL REDIS_URL SEED_FILE HOST LOG_LEVEL DATABASE_SCHEMA
 export DATA_DIR=${JSON.stringify(join(scratch, 'data'))} PORT=${port}
+# HCP Terraform's stand-in: this service with the organization my-org, its owner's token in TFE_TOKEN
+DATA_DIR=memory:// PORT=${standInPort} SEED_FILE=test/mirror/fixtures/hcp-stand-in.json node dist/src/server.js > ${JSON.stringify(join(scratch, 'stand-in.log'))} 2>&1 &
+__standin=$!
+export TFE_TOKEN=stand-in-owner-token
 __service=
 __stop () { if [ -n "$__service" ]; then kill "$__service" 2>/dev/null || true; wait "$__service" 2>/dev/null || true; __service=; fi; }
-trap __stop EXIT
+trap '__stop; kill "$__standin" 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do curl -sf -o /dev/null http://127.0.0.1:${standInPort}/readyz && break; sleep 0.1; done
 __start () {
   __stop
   node dist/src/server.js >> ${JSON.stringify(join(scratch, 'service.log'))} 2>&1 &
@@ -87,12 +96,12 @@ npm () {
   case "$1" in
     ci|test) echo "readme-test: npm $1 is this run's own: skipped" ;;
     start) __start ;;
-    run) shift; local script=$1; shift; [ "\${1:-}" = "--" ] && shift; node dist/src/bin.js "$script" "$@" ;;
+    run) shift; local script=$1; shift; [ "\${1:-}" = "--silent" ] && shift; [ "\${1:-}" = "--" ] && shift; node dist/src/bin.js "$script" "$@" ;;
     *) command npm "$@" ;;
   esac
 }
 `
-  const script = prelude + run.map((block) => `echo "== README block at line ${block.line}"\n${block.text.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).replaceAll('team_access_try', TRY_DATABASE)}\n`).join('\n') + 'echo "== every block ran"\n'
+  const script = prelude + run.map((block) => `echo "== README block at line ${block.line}"\n${block.text.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).replaceAll('team_access_try', TRY_DATABASE).replaceAll('https://app.terraform.io', `http://127.0.0.1:${standInPort}`)}\n`).join('\n') + 'echo "== every block ran"\n'
   const shell = spawn('bash', ['-c', script], { cwd: root, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   shell.stdout.on('data', (chunk: Buffer) => { output += chunk.toString() })
@@ -103,4 +112,6 @@ npm () {
   t.match(output, /== every block ran/)
   t.match(output, /"id":"tws-DemoDevsProd0001"/, 'the quick start’s curl answered the demo data')
   t.match(output, /seed examples\/seed-v2.json: dry run, nothing changed — 5 to create, 0 to change, 11 to remove/, 'the dry run prints what the README shows')
+  t.match(output, /mirror my-org from 127\.0\.0\.1:\d+: created \d+/, 'the mirror ran')
+  t.match(output, /"mirror":\{"host":"127\.0\.0\.1:\d+","succeeded-at":/, 'the mirrored organization, read with the reviewer\'s token')
 })

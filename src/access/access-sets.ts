@@ -1,4 +1,5 @@
 import type { PermissionName } from './permissions.js'
+import { MANAGED_BY_MIRROR, MIRROR_GUARD } from '../jsonapi/errors.js'
 
 /**
  * What every access set shares (DESIGN §10.1 a workspace's, §11.5 a project's): how a change that
@@ -18,13 +19,23 @@ export interface AccessSetProblem {
 /**
  * A change of an access set that changed nothing: `not-found` (no such workspace or project, or
  * the caller does not administer it), `precondition-failed` (`ifMatch` names a set that is no
- * longer there), `invalid` (`problems` says which entries break which rule).
+ * longer there), `invalid` (`problems` says which entries break which rule; none: the set as a whole,
+ * a mirrored organization's, see asAccessSetError).
  */
 export class AccessSetError extends Error {
   constructor (readonly code: AccessSetErrorCode, message: string, readonly problems: readonly AccessSetProblem[] = []) {
     super(message)
     this.name = 'AccessSetError'
   }
+}
+
+/**
+ * A write of the set that the mirror's guard refused (a mirrored organization's rows, DESIGN §13.3:
+ * SQLSTATE TAM01 of migration 0013) is the set's own `invalid`, in the mirror's words; any other
+ * error as it is.
+ */
+export function asAccessSetError (err: unknown): unknown {
+  return (err as { code?: unknown } | null)?.code === MIRROR_GUARD ? new AccessSetError('invalid', MANAGED_BY_MIRROR) : err
 }
 
 /**

@@ -1,9 +1,13 @@
-import type { Caller } from '../auth/caller.js'
-
 /**
- * DESIGN §8: whose audit trail a caller reads. Only an organization token reads one — its own
- * organization's, as in HCP Terraform; a user or team token (the owners team's too) reads none,
- * and is answered as if there were nothing there.
+ * DESIGN §8: who reads an organization's audit trail — its owners: its organization token (HCP
+ * Terraform's rule, what go-tfe uses), the owners team's token, and the users of the owners team,
+ * so that the person doing a review sees the history. Anyone else is answered as if there were
+ * nothing there. The statement decides it (`ownsOrganization`, ./predicates.ts); this says which
+ * organization a caller asks about: an organization token's own, or the one named by
+ * `organization` — which a caller owning one organization need not give.
  */
-export const auditTrailOf = (caller: Caller): string | undefined =>
-  caller.kind === 'organization' ? caller.organizationId : undefined
+export type TrailChoice = { organizationId: string } | { refusal: 'none' | 'several' }
+
+/** The trail a caller reads, from the organizations it owns (`owned`, by id; those named `organization`, if given). */
+export const trailOf = (owned: string[]): TrailChoice =>
+  owned.length === 1 ? { organizationId: owned[0]! } : { refusal: owned.length === 0 ? 'none' : 'several' }

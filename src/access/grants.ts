@@ -23,11 +23,18 @@ export function callerGrants (qc: QueryCreator<Database>, caller: Caller) {
         .where(tokenNames(caller.token, 'team_id', caller.teamId))
         .select(teamGrant)
     case 'user':
+      // its teams, and a row that grants nothing for each organization it is an active member of
+      // (DESIGN §2, §14.2): a member with no team there is still a member
       return qc.selectFrom('teams')
         .innerJoin('team_memberships', 'team_memberships.team_id', 'teams.id')
         .where('team_memberships.user_id', '=', caller.userId)
         .where(tokenNames(caller.token, 'user_id', caller.userId))
         .select(teamGrant)
+        .unionAll((qc) => qc.selectFrom('organization_memberships')
+          .where('organization_memberships.user_id', '=', caller.userId)
+          .where('organization_memberships.status', '=', 'active')
+          .where(tokenNames(caller.token, 'user_id', caller.userId))
+          .select(membershipGrant))
   }
 }
 
@@ -47,10 +54,14 @@ export const tokenStillNamesCaller = (caller: Caller): RawBuilder<boolean> => {
   return tokenNames(token ?? undefined, column, subject)
 }
 
-const organizationGrant = [
-  'organizations.id as organization_id',
+/**
+ * A grant through no team (its columns as the `grants` CTE's): an organization token, an owner
+ * (`isOwner`); an active organization membership (DESIGN §14.2), a member holding nothing.
+ */
+const noTeamGrant = <C extends string>(organization: C, isOwner: boolean) => [
+  organization,
   sql<string | null>`null::text`.as('team_id'),
-  sql<boolean>`true`.as('is_owner'),
+  sql<boolean>`${sql.lit(isOwner)}`.as('is_owner'),
   sql<boolean>`false`.as('manage_workspaces'),
   sql<boolean>`false`.as('read_workspaces'),
   sql<boolean>`false`.as('manage_teams'),
@@ -58,6 +69,9 @@ const organizationGrant = [
   sql<boolean>`false`.as('manage_projects'),
   sql<boolean>`false`.as('read_projects')
 ] as const
+
+const organizationGrant = noTeamGrant('organizations.id as organization_id', true)
+const membershipGrant = noTeamGrant('organization_memberships.organization_id as organization_id', false)
 
 const teamGrant = [
   'teams.organization_id as organization_id',

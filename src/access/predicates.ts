@@ -4,7 +4,7 @@ import { IMPLICIT_PERMISSIONS, PERMISSION_NAMES, PERMISSION_VALUES } from './per
 import { PERMISSION_COLUMNS } from './permission-columns.js'
 import { ACCESS_RANK, ORGANIZATION_GRANTS } from './effective-access.js'
 import { WORKSPACE_LEVEL_OF } from './project-permissions.js'
-import { administersProject, coveredProjectRow, readsProject } from './project-predicates.js'
+import { administersProject, coveredProjectRow, deletesWorkspacesIn, readsProject } from './project-predicates.js'
 import { byRank, rankOf } from './ranks.js'
 
 /**
@@ -41,6 +41,10 @@ export const grantsOrganizationWide = (grant: string, level?: 'admin' | 'read'):
 export const isOwnerOf = (organization: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and g.is_owner)`
 
+/** The caller is an owner of the organization of this id (a value, not a column: evaluated once per statement). */
+export const ownsOrganization = (organizationId: string): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from grants g where g.organization_id = ${organizationId}::text and g.is_owner)`
+
 /** The caller manages the organization's teams (DESIGN §9.3): an owner, or through a team with manage-teams. Tokens of teams and organizations included. */
 export const managesTeamsOf = (organization: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_teams))`
@@ -48,6 +52,15 @@ export const managesTeamsOf = (organization: string): RawBuilder<boolean> =>
 /** The caller manages the organization's team memberships (DESIGN §9.3): owners, manage-teams, manage-membership. */
 export const managesMembershipOf = (organization: string): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_teams or g.manage_membership))`
+
+/**
+ * Whether the caller reads a person's email in the organization (DESIGN §14.2): those who manage its
+ * memberships (owners, manage-teams, manage-membership) read everyone's; a user reads its own.
+ * `user` names the person's id column; `self` is the caller's user id (null: a team's or an
+ * organization's token).
+ */
+export const readsEmailOf = (organization: string, user: string, self: string | null): RawBuilder<boolean> =>
+  sql<boolean>`(${managesMembershipOf(organization)} or ${sql.ref(user)} = ${self}::text)`
 
 /** The caller acts through this team. */
 export const actsThrough = (team: string): RawBuilder<boolean> =>
@@ -83,6 +96,14 @@ export const isAdminOf = (workspace: string, organization: string, project?: str
   or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id
              where a.workspace_id = ${sql.ref(workspace)} and a.access = 'admin')
   or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`, project)})`
+
+/**
+ * Who may delete the workspace (DESIGN §14.1): owners, manage-workspaces, its admins (`isAdminOf`),
+ * and a row of the caller's teams on its project with workspace-access delete. `project` names the
+ * workspace's project column.
+ */
+export const destroysWorkspace = (workspace: string, organization: string, project: string): RawBuilder<boolean> =>
+  sql<boolean>`(${isAdminOf(workspace, organization, project)} or ${deletesWorkspacesIn(project)})`
 
 /**
  * Who may ask why teams hold what they hold on a workspace (DESIGN §10.2): owners and workspace

@@ -79,3 +79,23 @@ export const coveredProjectRow = (row: string): RawBuilder<boolean> => {
  */
 export const grantsProjectRow = (row: string): RawBuilder<boolean> =>
   sql<boolean>`(${managesProjectsOf(`${row}.organization_id`)} or ${coveredProjectRow(row)})`
+
+/**
+ * Who may create a workspace in the project (DESIGN §14.1): an owner, a team of the caller's with
+ * manage-workspaces, or a row of its teams on the project with workspace-access create.
+ */
+export const createsWorkspaceIn = (project: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
+  exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and (g.is_owner or g.manage_workspaces))
+  or ${holdsOnProject(project, sql<boolean>`tp.workspace_create`)})`
+
+/**
+ * Who may move a workspace from project `from` to project `to` (DESIGN §14.1, HCP Terraform's
+ * rule): an owner, manage-projects, or workspace-access move on both projects through the
+ * caller's rows (one on each will do).
+ */
+export const movesWorkspace = (from: string, to: string, organization: string): RawBuilder<boolean> => sql<boolean>`(
+  ${managesProjectsOf(organization)}
+  or (${holdsOnProject(from, sql<boolean>`tp.workspace_move`)} and ${holdsOnProject(to, sql<boolean>`tp.workspace_move`)}))`
+
+/** A row of the caller's teams on the project lets it delete the project's workspaces (workspace-access delete, DESIGN §14.1). */
+export const deletesWorkspacesIn = (project: string): RawBuilder<boolean> => holdsOnProject(project, sql<boolean>`tp.workspace_delete`)

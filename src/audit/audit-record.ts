@@ -13,7 +13,7 @@ import { table } from '../db/tables.js'
  */
 export type Accessor =
   | { kind: Caller['kind'], id: string }
-  | { kind: 'system', description: string }
+  | { kind: 'system' | 'mirror', description: string }
 
 /** The accessor of a change made by a caller: the user, team or organization behind its token. */
 export const accessorOf = (caller: Caller): Accessor => ({ kind: caller.kind, id: callerValues(caller)[0] })
@@ -51,7 +51,7 @@ export function recordEvents<DB extends Database> (qc: QueryCreator<DB>, changed
 
 export interface DirectoryChange {
   /** What the events are about and what happened; `rows`: each row names its own (`resource_type`, `action` columns). */
-  resourceType: 'team' | 'authentication-token' | 'project' | 'team-project' | 'rows'
+  resourceType: 'team' | 'authentication-token' | 'project' | 'team-project' | 'workspace' | 'organization-membership' | 'rows'
   action: 'create' | 'update' | 'destroy' | 'add_member' | 'remove_member' | 'rows'
   accessor: Accessor
   requestId: string
@@ -95,7 +95,7 @@ export function tokenEvents (tokens: string): RawBuilder<{ organization_id: stri
 }
 
 function accessorColumns (accessor: Accessor): { id: RawBuilder<string | null>, description: RawBuilder<string> } {
-  return accessor.kind === 'system'
+  return 'description' in accessor
     ? { id: sql`null::text`, description: sql`${accessor.description}::text` }
     : { id: sql`${accessor.id}::text`, description: accessorName(accessor.kind, accessor.id) }
 }

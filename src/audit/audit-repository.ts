@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysel
 import type { AuditEventTable, Database } from '../db/database.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 import { withGrants } from '../access/grants.js'
-import { hasGrants } from '../access/predicates.js'
+import { ownsOrganization } from '../access/predicates.js'
 import type { Caller } from '../auth/caller.js'
 
 /** An event as the trail serves it; the time already in its wire form. */
@@ -28,15 +28,27 @@ export class AuditRepository {
   constructor (private readonly db: Kysely<Database>) {}
 
   /**
+   * The organizations whose trail the caller may read (DESIGN §8: those it owns), by id — of them,
+   * the one named `name` when it is given. A token no longer usable owns none.
+   */
+  async ownedOrganizations (caller: Caller, name: string | undefined): Promise<string[]> {
+    const rows = await withGrants(this.db, caller).selectFrom('organizations as o').select('o.id')
+      .where(sql<boolean>`o.id in (select g.organization_id from grants g where g.is_owner)`)
+      .$call((q) => name === undefined ? q : q.where('o.name', '=', name))
+      .orderBy('o.id').limit(2).execute()
+    return rows.map((row) => row.id)
+  }
+
+  /**
    * `since`: an instant in UTC (see ./audit-query.ts), or undefined for the whole trail.
-   * Undefined when the caller acts in no organization any more (its token was revoked: see
-   * src/access/grants.ts), so the route answers as for any "nothing".
+   * Undefined when the caller owns the organization no more (its token was revoked, its membership
+   * of the owners team removed: see src/access/grants.ts), so the route answers as for any "nothing".
    */
   async page (caller: Caller, organizationId: string, since: string | undefined, page: PageRequest): Promise<AuditPage | undefined> {
     const inTrail = (eb: ExpressionBuilder<Database, 'audit_events'>) => eb.and([
       eb('audit_events.organization_id', '=', organizationId),
       // nothing is read for a caller without grants (a token revoked since it was last looked up)
-      hasGrants(),
+      ownsOrganization(organizationId),
       ...(since === undefined ? [] : [eb('audit_events.occurred_at', '>', sql<Date>`${since}::timestamptz`)])
     ])
     const skip = (page.number - 1) * page.size
@@ -60,7 +72,7 @@ export class AuditRepository {
         .orderBy('occurred_at').orderBy('id')
         .limit(page.size)
         .as('e'), (join) => join.onTrue())
-      .select(hasGrants().as('allowed'))
+      .select(ownsOrganization(organizationId).as('allowed'))
       .select(['total.count', 'e.id', 'e.organization_id', 'e.timestamp', 'e.accessor_kind', 'e.accessor_id', 'e.accessor_description',
         'e.request_id', 'e.action', 'e.resource_type', 'e.resource_id', 'e.meta', 'e.workspace_id', 'e.team_id', 'e.team_name', 'e.permissions'])
       .orderBy('e.occurred_at').orderBy('e.id')

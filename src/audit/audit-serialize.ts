@@ -17,12 +17,14 @@ export function toEvent (row: AuditEventRow): AuditEvent {
     auth: {
       accessor_id: row.accessor_id,
       description: row.accessor_description,
-      type: row.accessor_kind === 'system' ? 'System' : 'Client',
+      type: row.accessor_kind === 'system' ? 'System' : row.accessor_kind === 'mirror' ? 'Mirror' : 'Client',
       impersonator_id: null,
       organization_id: row.organization_id
     },
     request: { id: row.request_id },
-    resource: row.resource_type === 'workspace'
+    // a workspace's team access (the team's row, add/update/remove_team); anything else, a workspace's own
+    // create/update/destroy included, is named by its resource id and meta
+    resource: row.resource_type === 'workspace' && row.team_id !== null
       ? {
           id: row.workspace_id!,
           type: 'workspace',

@@ -51,7 +51,7 @@ export async function resolveToken (db: Kysely<Database>, secret: string): Promi
  */
 export async function lookupToken (db: Kysely<Database>, digest: string): Promise<{ caller: Caller, expiresAt: Date | null } | null> {
   // the statement is built once (per schema: the process may serve plugins of several) and replayed
-  const query = tokenShapes.compile(schemaOf(db), [digest], ([value]) => db
+  const query = tokenShapes.compile(db, schemaOf(db), [digest], ([value]) => db
     .with('found', (qc) => qc.selectFrom('tokens')
       .select(['id', 'kind', 'organization_id', 'team_id', 'user_id', 'expires_at'])
       .where(usableToken(value!))

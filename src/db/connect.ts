@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto'
 import { Kysely, PostgresDialect, sql, type KyselyConfig, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import type pg from 'pg'
 import type { PGlite } from '@electric-sql/pglite'
 import type { Database } from './database.js'
 import { inSchema, validSchemaName, DEFAULT_SCHEMA } from './tables.js'
+import { NamedStatement, statementNameOf } from './named-statements.js'
 
 /** Where the data lives: a PostgreSQL server, or an embedded PGlite directory (`memory://` for none). */
 export type DatabaseLocation = { url: string } | { dataDir: string }
@@ -146,7 +146,7 @@ const statementNames = new Map<string, string>()
 function statementName (text: string): string | undefined {
   let name = statementNames.get(text)
   if (name === undefined && statementNames.size < MAX_PREPARED) {
-    name = `ta_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`
+    name = statementNameOf(text)
     statementNames.set(text, name)
   }
   return name
@@ -172,37 +172,42 @@ export function preparedStatements (pool: pg.Pool, onError?: (err: Error) => voi
       }
       return {
         query: ((text: unknown, values?: unknown[]) => {
+          // a statement the plugin named already (./named-statements.ts) keeps its name
+          if (text instanceof NamedStatement) return send({ name: text.name, text: text.text, values })
           if (typeof text !== 'string') return client.query(text as any) // a cursor
           const name = statementName(text)
-          const config: pg.QueryConfig = name === undefined ? { text, values } : { name, text, values }
-          const { readTimeoutMs } = options
-          if (readTimeoutMs === undefined) return client.query(config)
-          // the read timeout is ours, not pg's query_timeout: pg's timer holds the statement, and
-          // through it every result, on the heap until a full collection (measured: a streamed
-          // access review's whole output promoted to the old generation). This timer holds the
-          // connection and a holder that the answer empties, never the answer.
-          return new Promise((resolve, reject) => {
-            const pending: { reject?: (err: Error) => void } = { reject }
-            const timer = setTimeout(() => {
-              const err = new Error('Query read timeout')
-              pending.reject?.(err)
-              pending.reject = undefined
-              // the connection is closed, so that the pool drops it on release (pg-native has no socket of its own: ended)
-              const stream = (client as { connection?: { stream?: { destroy: (err: Error) => void } } }).connection?.stream
-              if (stream !== undefined) stream.destroy(err)
-              else client.end().catch(() => {})
-            }, readTimeoutMs)
-            client.query(config, (err, result) => {
-              clearTimeout(timer)
-              const fail = pending.reject
-              pending.reject = undefined
-              if (fail === undefined) return // timed out: already refused
-              if (err === undefined || err === null) resolve(result as any)
-              else fail(err)
-            })
-          })
+          return send(name === undefined ? { text, values } : { name, text, values })
         }) as PostgresPoolClient['query'],
         release: () => client.release()
+      }
+      /** A statement on this connection: failed with `Query read timeout` when the server does not answer in time. */
+      function send (config: pg.QueryConfig): Promise<pg.QueryResult> {
+        const { readTimeoutMs } = options
+        if (readTimeoutMs === undefined) return client.query(config)
+        // the read timeout is ours, not pg's query_timeout: pg's timer holds the statement, and
+        // through it every result, on the heap until a full collection (measured: a streamed
+        // access review's whole output promoted to the old generation). This timer holds the
+        // connection and a holder that the answer empties, never the answer.
+        return new Promise((resolve, reject) => {
+          const pending: { reject?: (err: Error) => void } = { reject }
+          const timer = setTimeout(() => {
+            const err = new Error('Query read timeout')
+            pending.reject?.(err)
+            pending.reject = undefined
+            // the connection is closed, so that the pool drops it on release (pg-native has no socket of its own: ended)
+            const stream = (client as { connection?: { stream?: { destroy: (err: Error) => void } } }).connection?.stream
+            if (stream !== undefined) stream.destroy(err)
+            else client.end().catch(() => {})
+          }, readTimeoutMs)
+          client.query(config, (err, result) => {
+            clearTimeout(timer)
+            const fail = pending.reject
+            pending.reject = undefined
+            if (fail === undefined) return // timed out: already refused
+            if (err === undefined || err === null) resolve(result as any)
+            else fail(err)
+          })
+        })
       }
     },
     end: () => pool.end()

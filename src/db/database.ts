@@ -20,12 +20,15 @@ export interface Database {
   revoked_tokens: RevokedTokenTable
   projects: ProjectTable
   team_projects: TeamProjectTable
+  organization_memberships: OrganizationMembershipTable
+  organization_membership_teams: OrganizationMembershipTeamTable
+  mirrors: MirrorTable
 }
 
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>
 
 /** Who manages a directory row (DESIGN §9.1, migration 0008): a seed removes only its own. */
-export type ManagedBy = 'seed' | 'api' | 'host'
+export type ManagedBy = 'seed' | 'api' | 'host' | 'mirror'
 /** Written by every writer that knows its source; a row written without one is the host's. */
 type ManagedByColumn = Generated<ManagedBy>
 
@@ -38,9 +41,31 @@ export interface OrganizationTable {
 
 export interface UserTable {
   id: string
-  username: string
+  /** Null only for the user an invitation made for an email no user had (DESIGN §14.2, migration 0012), until the person arrives. */
+  username: ColumnType<string | null, string | null | undefined, string | null>
+  /** Optional, unique case-insensitively (migration 0012). */
+  email: ColumnType<string | null, string | null | undefined, string | null>
   created_at: CreatedAt
   managed_by: ManagedByColumn
+}
+
+/**
+ * A person's membership of an organization (DESIGN §14.2, migration 0012): `active`, or `invited`
+ * until the person arrives. Every team member holds an active one (a trigger makes it).
+ */
+export interface OrganizationMembershipTable {
+  id: string
+  organization_id: string
+  user_id: string
+  status: 'active' | 'invited'
+  created_at: CreatedAt
+  managed_by: ManagedByColumn
+}
+
+/** The teams an invitation was given (migration 0012): team memberships once it is active. */
+export interface OrganizationMembershipTeamTable {
+  membership_id: string
+  team_id: string
 }
 
 export interface TeamTable {
@@ -87,6 +112,10 @@ export interface WorkspaceTable {
   managed_by: ManagedByColumn
   /** Its project (migration 0011); left out, the organization's default project (a trigger places it). */
   project_id: Generated<string>
+  /** Migration 0012 (DESIGN §14.1). */
+  description: ColumnType<string | null, string | null | undefined, string | null>
+  /** The attributes clients send that mean nothing to access, as sent (migration 0012). */
+  settings: ColumnType<Record<string, unknown>, string | undefined, string>
 }
 
 /** A project (DESIGN §11, migration 0011): each organization's default one is made with it, by a trigger. */
@@ -184,7 +213,7 @@ export interface SeedGrantTable {
 }
 
 /** Who made a change: a token's kind, or the system (a seed file). */
-export type AccessorKind = TokenKind | 'system'
+export type AccessorKind = TokenKind | 'system' | 'mirror'
 
 /** One change of access (migration 0007); append-only, written in the statement that makes the change. */
 export interface AuditEventTable {
@@ -210,4 +239,14 @@ export interface AuditEventTable {
   team_name: string | null
   /** `access=… runs=… …` after the change (wire names); null for a removal. */
   permissions: string | null
+}
+
+/** A mirrored organization (DESIGN §13, migration 0013): where it is read from, and its last successful run. */
+export interface MirrorTable {
+  organization_id: string
+  /** The host read from (`app.terraform.io`). */
+  host: string
+  succeeded_at: ColumnType<Date, Date | string, Date | string>
+  duration_ms: number
+  requests: number
 }

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
 
 /** The entity prefixes of DESIGN §2. */
-export type IdPrefix = 'org' | 'user' | 'team' | 'ws' | 'at' | 'tws' | 'prj' | 'tprj'
+export type IdPrefix = 'org' | 'user' | 'team' | 'ws' | 'at' | 'tws' | 'prj' | 'tprj' | 'ou'
 
 /**
  * A random id the shape HCP Terraform uses: prefix, dash, 16 base58 characters.

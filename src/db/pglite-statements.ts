@@ -72,7 +72,8 @@ export function preparedPGlite (pglite: PGlite, maxNamed = 500): PreparedPGlite 
   }
 
   return {
-    query: async <T>(text: string, params: unknown[] = []) => await pglite.runExclusive(async () => await run<T>(text, params)),
+    // a statement the plugin named (./named-statements.ts) is its text here: PGlite names its own
+    query: async <T>(text: string, params: unknown[] = []) => await pglite.runExclusive(async () => await run<T>(String(text), params)),
     close: async () => await pglite.close()
   }
 }

@@ -18,7 +18,8 @@ export const DEFAULT_SCHEMA = 'team_access'
 /** The tables of the plugin (the migrations' tables are qualified by the Migrator itself). */
 export const TABLE_NAMES = [
   'organizations', 'users', 'teams', 'team_memberships', 'workspaces', 'tokens', 'team_workspaces',
-  'workspace_access_counts', 'seed_grants', 'audit_events', 'revoked_tokens', 'projects', 'team_projects'
+  'workspace_access_counts', 'seed_grants', 'audit_events', 'revoked_tokens', 'projects', 'team_projects',
+  'organization_memberships', 'organization_membership_teams', 'mirrors'
 ] as const satisfies ReadonlyArray<keyof Database>
 
 export type TableName = typeof TABLE_NAMES[number]

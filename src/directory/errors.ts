@@ -1,3 +1,4 @@
+import { MANAGED_BY_MIRROR, MIRROR_GUARD } from '../jsonapi/errors.js'
 import { isGoneWhileWaiting } from '../db/write-races.js'
 
 /**
@@ -27,6 +28,7 @@ export const UNIQUE: Record<string, string> = {
   organizations_name_key: 'an organization with this name already exists',
   users_pkey: 'a user with this id already exists',
   users_username_key: 'a user with this username already exists',
+  users_email_key: 'a user with this email already exists',
   teams_pkey: 'a team with this id already exists',
   teams_organization_name_key: 'the organization already has a team with this name',
   teams_one_owners_team: 'the organization already has an owners team',
@@ -51,6 +53,7 @@ export function asDirectoryError (err: unknown): unknown {
     : Object.keys(UNIQUE).find((name) => typeof e.message === 'string' && e.message.includes(`"${name}"`))
   if (e.code === '23505') return new DirectoryError('conflict', (constraint === undefined ? undefined : UNIQUE[constraint]) ?? 'conflicts with an existing row')
   if (e.code === '23503') return new DirectoryError('not-found', 'a row this call refers to is gone')
+  if (e.code === MIRROR_GUARD) return new DirectoryError('invalid', MANAGED_BY_MIRROR)
   return err
 }
 

@@ -26,11 +26,35 @@ export const projectEventRows = (projects: string): RawBuilder<unknown> => {
   return sql`select ${p}.organization_id, ${p}.id as resource_id, jsonb_build_object('project', ${p}.name) as meta from ${p}`
 }
 
+/**
+ * The event rows of workspaces created, updated or destroyed (DESIGN §14.1), from a CTE of workspace
+ * rows: the workspace's name (after the change). With `before` — a CTE of the same workspaces'
+ * rows before the change — a move adds `project`: `<from> -> <to>`, the projects' names.
+ */
+export const workspaceEventRows = (workspaces: string, before?: string): RawBuilder<unknown> => {
+  const w = sql.table(workspaces)
+  if (before === undefined) return sql`select ${w}.organization_id, ${w}.id as resource_id, jsonb_build_object('workspace', ${w}.name) as meta from ${w}`
+  return sql`select ${w}.organization_id, ${w}.id as resource_id, jsonb_build_object('workspace', ${w}.name)
+      || case when ${w}.project_id <> b.project_id then jsonb_build_object('project', fp.name || ' -> ' || tp.name) else '{}'::jsonb end as meta
+    from ${w} join ${sql.table(before)} b on b.id = ${w}.id
+      join ${table.projects} fp on fp.id = b.project_id join ${table.projects} tp on tp.id = ${w}.project_id`
+}
+
 /** The event rows of memberships added or removed, from a CTE of (team_id, user_id) rows: the team and the username. */
 export const membershipEventRows = (memberships: string): RawBuilder<unknown> => {
   const m = sql.table(memberships)
   return sql`select t.organization_id, t.id as resource_id, jsonb_build_object('team', t.name, 'user', u.username) as meta
     from ${m} join ${table.teams} t on t.id = ${m}.team_id join ${table.users} u on u.id = ${m}.user_id`
+}
+
+/**
+ * The event rows of organization memberships created or destroyed (DESIGN §14.2), from a CTE of
+ * (id, organization_id, user_id) rows: the person's email and, once they have one, username.
+ */
+export const organizationMembershipEventRows = (memberships: string): RawBuilder<unknown> => {
+  const m = sql.table(memberships)
+  return sql`select ${m}.organization_id, ${m}.id as resource_id, jsonb_strip_nulls(jsonb_build_object('email', u.email, 'user', u.username)) as meta
+    from ${m} join ${table.users} u on u.id = ${m}.user_id`
 }
 
 /**

@@ -11,13 +11,15 @@ import { isoDate, validated } from './host-input.js'
 import type {
   Directory, DirectoryCallOptions, DirectoryOrganization, DirectoryProject, DirectoryTeam, DirectoryUser, DirectoryWorkspace, TeamChange
 } from './host-types.js'
-import { changeProject, createProject, placeWorkspace, PROJECT_ROW, removeProject, type ProjectRefusal } from './projects.js'
+import { changeProject, createProject, PROJECT_ROW, removeProject, type ProjectRefusal } from './projects.js'
 import { renameRow } from './locks.js'
 import { addMembers, removeMembers, type MembersRefusal } from './memberships.js'
-import { createOrganization, createUser, createWorkspace, removeOrganization, removeUser, removeWorkspace } from './organizations.js'
+import { changeUser, createOrganization, createUser, removeOrganization, removeUser } from './organizations.js'
+import { hostMemberships } from './host-memberships.js'
 import type { ChangeSource } from './source.js'
 import { changeTeam, createTeam, removeTeam, TEAM_ROW, type TeamRefusal, type TeamValues } from './teams.js'
 import { createToken, revokeTokens, subjectOf, subjectOfToken, type TokenSubject } from './tokens.js'
+import { changeWorkspace, createWorkspace, removeWorkspace, WORKSPACE_ROW, type WorkspaceRefusal } from './workspaces.js'
 
 export { DirectoryError, validated }
 export type * from './host-types.js'
@@ -25,7 +27,8 @@ export type { DirectoryErrorCode } from './errors.js'
 
 /**
  * The host's directory (DESIGN §9.1): the embedding app creates, changes and removes its
- * organizations, users, teams, memberships, workspaces and tokens one at a time — a typed façade
+ * organizations, users (and their emails), teams, memberships (a team's, and an organization's:
+ * DESIGN §14.2, src/directory/host-memberships.ts), workspaces and tokens one at a time — a typed façade
  * over the directory's changes (src/directory/), asked by the host: each call checks its input
  * (schemas/directory.ts), then runs one transaction, with the cascades of a removal and the audit
  * events (System, the call's `actor`, default `host`) every source records. Rows it creates are
@@ -54,12 +57,11 @@ export function directory (database: Kysely<any>, options: { schema?: string } =
     if (typeof id !== 'string' || id === '' || impossibleId(id)) throw notFound(what, id)
     return id
   }
-  /** A rename of an organization, a user or a workspace: written only when the name differs. */
-  const rename = <T extends 'organizations' | 'users' | 'workspaces', R>(schema: 'ChangeOrganization' | 'ChangeUser' | 'ChangeWorkspace', table: T, what: string,
+  /** A rename of an organization or a workspace: written only when the name differs. */
+  const rename = <T extends 'organizations' | 'workspaces', R>(schema: 'ChangeOrganization' | 'ChangeWorkspace', table: T, what: string,
     to: (row: Selectable<Database[T]>) => R) => async (id: string, change: unknown, options?: DirectoryCallOptions): Promise<R> => {
-      const input = validated(schema, change, 'change') as { name?: string, username?: string }
-      const column = (table === 'users' ? 'username' : 'name') as T extends 'users' ? 'username' : 'name'
-      return await call(options, async (trx) => to(found(await renameRow(trx, table, id, column, input.username ?? input.name), what, id)))
+      const input = validated(schema, change, 'change') as { name?: string }
+      return await call(options, async (trx) => to(found(await renameRow(trx, table, id, 'name' as T extends 'users' ? 'username' : 'name', input.name), what, id)))
     }
 
   return {
@@ -76,7 +78,10 @@ export function directory (database: Kysely<any>, options: { schema?: string } =
       const input = validated('CreateUser', user, 'user')
       return await call(options, async (trx, source) => toUser(await createUser(trx, source, input)))
     },
-    changeUser: rename('ChangeUser', 'users', 'user', toUser),
+    changeUser: async (id, change, options) => {
+      const input = validated('ChangeUser', change, 'change')
+      return await call(options, async (trx, source) => toUser(found(await changeUser(trx, source, possible(id, 'user'), input), 'user', id)))
+    },
     removeUser: async (id, options) => {
       await call(options, async (trx, source) => {
         const result = await removeUser(trx, source, id)
@@ -87,6 +92,7 @@ export function directory (database: Kysely<any>, options: { schema?: string } =
         found(result.removed || undefined, 'user', id)
       })
     },
+    ...hostMemberships(call, possible),
 
     createTeam: async (team, options) => {
       const input = validated('CreateTeam', team, 'team')
@@ -127,20 +133,27 @@ export function directory (database: Kysely<any>, options: { schema?: string } =
     createWorkspace: async (workspace, options) => {
       const { projectId, ...input } = validated('CreateWorkspace', workspace, 'workspace')
       return await call(options, async (trx, source) => {
-        const created = found(await createWorkspace(trx, source, input), 'organization', input.organizationId)
-        return toWorkspace(projectId === undefined ? created : await placed(trx, created.id, projectId))
+        const created = await createWorkspace<WorkspaceRow>(trx, source, { id: input.organizationId }, { ...input, ...(projectId === undefined ? {} : { projectId }) }, WORKSPACE_ROW)
+        if ('workspace' in created) return toWorkspace(created.workspace)
+        // nothing to create in: the organization, or the project in it, is not there
+        if (created.refusal === 'hidden' && await trx.selectFrom('organizations').select('id').where('id', '=', input.organizationId).executeTakeFirst() === undefined) throw notFound('organization', input.organizationId)
+        throw workspaceRefusal(created.refusal === 'hidden' ? 'project' : created.refusal, input.organizationId, projectId)
       })
     },
     changeWorkspace: async (id, change, options) => {
       const { name, projectId } = validated('ChangeWorkspace', change, 'change')
-      // renamed and moved in one transaction
-      return await call(options, async (trx) => {
-        const row = found(await renameRow(trx, 'workspaces', id, 'name', name), 'workspace', id)
-        return toWorkspace(projectId === undefined || projectId === row.project_id ? row : await placed(trx, id, projectId))
+      // renamed and moved in one statement, with its update event
+      return await call(options, async (trx, source) => {
+        const changed = await changeWorkspace<WorkspaceRow>(trx, source, { id: possible(id, 'workspace') }, { ...(name === undefined ? {} : { name }), ...(projectId === undefined ? {} : { projectId }) }, WORKSPACE_ROW)
+        if ('workspace' in changed) return toWorkspace(changed.workspace)
+        throw workspaceRefusal(changed.refusal, id, projectId)
       })
     },
     removeWorkspace: async (id, options) => {
-      await call(options, async (trx, source) => found(await removeWorkspace(trx, source, id) || undefined, 'workspace', id))
+      await call(options, async (trx, source) => {
+        const { refusal } = await removeWorkspace(trx, source, { id: possible(id, 'workspace') })
+        if (refusal !== undefined) throw workspaceRefusal(refusal, id)
+      })
     },
 
     createProject: async (project, options) => {
@@ -227,7 +240,7 @@ function toOrganization (row: Selectable<Database['organizations']>): DirectoryO
 }
 
 function toUser (row: Selectable<Database['users']>): DirectoryUser {
-  return { id: row.id, username: row.username, managedBy: row.managed_by, createdAt: row.created_at }
+  return { id: row.id, username: row.username, email: row.email, managedBy: row.managed_by, createdAt: row.created_at }
 }
 
 function toWorkspace (row: Selectable<Database['workspaces']>): DirectoryWorkspace {
@@ -240,10 +253,15 @@ function toProject (row: ProjectRow): DirectoryProject {
   return { id: row.id, organizationId: row.organization_id, name: row.name, description: row.description, isDefault: row.is_default, managedBy: row.managed_by, createdAt: row.created_at }
 }
 
-/** A workspace placed in a project of its organization (the row after); a project of no such id there is not found. */
-async function placed (trx: Kysely<Database>, id: string, projectId: string): Promise<Selectable<Database['workspaces']>> {
-  if (!await placeWorkspace(trx, id, projectId)) throw notFound('project in the workspace\'s organization', projectId)
-  return await trx.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+type WorkspaceRow = Selectable<Database['workspaces']>
+
+/** A workspace change's refusal for the host (which may change what any source manages): not found, or a name taken. */
+function workspaceRefusal (refusal: WorkspaceRefusal, id: string, projectId?: string): DirectoryError {
+  switch (refusal) {
+    case 'taken': return new DirectoryError('conflict', UNIQUE.workspaces_organization_name_key!)
+    case 'project': return notFound('project in the workspace\'s organization', projectId)
+    default: return notFound('workspace', id)
+  }
 }
 
 /** A project change's answer for the host: the row, or its refusal as a DirectoryError. */

@@ -21,7 +21,9 @@ export interface DirectoryOrganization {
 
 export interface DirectoryUser {
   id: string
-  username: string
+  /** Null only for the user an invitation made (DESIGN §14.2) until the person arrives. */
+  username: string | null
+  email: string | null
   managedBy: ManagedBy
   createdAt: Date
 }
@@ -45,6 +47,29 @@ export interface DirectoryMembership {
   teamId: string
   userId: string
   managedBy: ManagedBy
+}
+
+/** A person's membership of an organization (DESIGN §14.2). */
+export interface DirectoryOrganizationMembership {
+  id: string
+  organizationId: string
+  /** Always a user: an invitation made one for its email (username null until the person arrives). */
+  userId: string
+  email: string | null
+  /** `invited` until the person arrives (a seed, the host or a mirror declares a user with the email). */
+  status: 'active' | 'invited'
+  /** Its teams: the person's team memberships there, or the teams an invitation was given. */
+  teamIds: string[]
+  managedBy: ManagedBy
+  createdAt: Date
+}
+
+export interface NewOrganizationMembership {
+  organizationId: string
+  /** A user with this email (case-insensitively) makes it active; none: an invitation, and a user made for the email. */
+  email: string
+  /** Teams of the organization: team memberships at once, or when the invited person arrives. */
+  teamIds?: string[] | undefined
 }
 
 export interface DirectoryWorkspace {
@@ -98,10 +123,13 @@ export interface OrganizationChange { name?: string | undefined }
 export interface NewUser {
   /** Unique. */
   username: string
+  /** Unique, case-insensitively. An invitation to it becomes this user's (its id kept, when no `id` is given): active, with its teams. */
+  email?: string | undefined
   /** An explicit id (`user-…`); generated when absent. */
   id?: string | undefined
 }
-export interface UserChange { username?: string | undefined }
+/** A rename, an email (null: none; one an invitation waits for makes its membership this user's), or both. */
+export interface UserChange { username?: string | undefined, email?: string | null | undefined }
 
 /** A team's attributes that a change may name; absent (or undefined) ones keep their value. */
 export interface TeamChange {
@@ -171,8 +199,15 @@ export interface Directory {
   createUser: (user: NewUser, options?: DirectoryCallOptions) => Promise<DirectoryUser>
   /** Renames a user. */
   changeUser: (id: string, change: UserChange, options?: DirectoryCallOptions) => Promise<DirectoryUser>
-  /** Removes a user with its memberships (`remove_member`) and tokens (`destroy`); refused while it is an owners team's last member. */
+  /** Removes a user with its memberships (`remove_member`, organization-membership `destroy`) and tokens (`destroy`); refused while it is an owners team's last member. */
   removeUser: (id: string, options?: DirectoryCallOptions) => Promise<void>
+
+  /** Invites a person by email into an organization (organization-membership `create`; `add_member` per team of an active one), managed by the host. */
+  createOrganizationMembership: (membership: NewOrganizationMembership, options?: DirectoryCallOptions) => Promise<DirectoryOrganizationMembership>
+  /** Ends a membership: the person leaves every team of the organization (`remove_member`), then it (`destroy`); never the owners team's last member. */
+  removeOrganizationMembership: (id: string, options?: DirectoryCallOptions) => Promise<void>
+  /** An organization's memberships, oldest first. */
+  listOrganizationMemberships: (organizationId: string, options?: DirectoryCallOptions) => Promise<DirectoryOrganizationMembership[]>
 
   /** Creates a team, managed by the host (`create` event). */
   createTeam: (team: NewTeam, options?: DirectoryCallOptions) => Promise<DirectoryTeam>

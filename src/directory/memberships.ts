@@ -32,17 +32,19 @@ export type Users = { usernames: string[] } | { ids: string[] }
 
 /**
  * `target`: the team, if the source may change its members; `found`: the users named, as the
- * source may know them — an API caller who is no owner finds only the organization's members (a
- * user outside it is a name that names nobody, so nothing is learnt of other organizations);
- * `unknown`: the names or ids that found nobody.
+ * source may know them — an API caller who is no owner finds only the organization's active
+ * members (a user outside it is a name that names nobody, so nothing is learnt of other
+ * organizations), and nobody finds the user an invitation made until the person arrives (DESIGN
+ * §14.2: an invitation's teams wait in organization_membership_teams); `unknown`: the names or ids
+ * that found nobody.
  */
 function teamAndUsers (db: Kysely<Database>, source: ChangeSource, teamId: string, users: Users): RawBuilder<unknown> {
   const [column, keys] = 'usernames' in users ? ['username', [...new Set(users.usernames)]] : ['id', [...new Set(users.ids)]]
   return sql`with ${grantsOf(db, source)}
     target as (select t.id, t.organization_id, t.name, t.is_owners from ${table.teams} t where t.id = ${teamId} and ${mayIf(source, managesMembersOf('t'))}),
-    found as (select u.id, u.username from ${table.users} u, target where u.${sql.id(column)} = any(${keys}::text[])
-      and ${mayIf(source, sql`(${isOwnerOf('target.organization_id')} or exists (select 1 from ${table.team_memberships} om join ${table.teams} ot on ot.id = om.team_id
-        where om.user_id = u.id and ot.organization_id = target.organization_id))`)}),
+    found as (select u.id, u.username from ${table.users} u, target where u.${sql.id(column)} = any(${keys}::text[]) and u.username is not null
+      and ${mayIf(source, sql`(${isOwnerOf('target.organization_id')} or exists (select 1 from ${table.organization_memberships} om
+        where om.user_id = u.id and om.organization_id = target.organization_id and om.status = 'active'))`)}),
     unknown as (select n.key from unnest(${keys}::text[]) as n(key) where not exists (select 1 from found f where f.${sql.id(column)} = n.key))`
 }
 

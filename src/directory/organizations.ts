@@ -2,17 +2,20 @@ import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely'
 import { table } from '../db/tables.js'
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
-import { lockRow } from './locks.js'
+import { activate, placeholderOf, takeOver, writeEmail } from './arrivals.js'
+import { lockRow, renameRow } from './locks.js'
 import { Removals } from './removals.js'
 import { grantsOf, managedBy, mayIf, type ChangeSource } from './source.js'
 import { insertedOrRefused } from './errors.js'
 import { recordChange } from './events.js'
 
 /**
- * Organizations, workspaces and users created and removed (DESIGN §9.1, §9.6) — by the host or the
- * seed, never the API; renames are `renameRow` (src/directory/locks.ts). A removal locks the row,
- * then takes what hangs on it through the removals every source shares (src/directory/removals.ts).
- * Each runs in the caller's transaction.
+ * Organizations and users created and removed (DESIGN §9.1, §9.6) — by the host or the seed, never
+ * the API; renames are `renameRow` (src/directory/locks.ts), a user's `changeUser`. A removal locks
+ * the row, then takes what hangs on it through the removals every source shares
+ * (src/directory/removals.ts). Each runs in the caller's transaction. Workspaces are
+ * src/directory/workspaces.ts's; teams, projects and workspaces are created in an organization
+ * through `namedOrganization`.
  */
 
 /**
@@ -63,26 +66,37 @@ export async function removeOrganization (trx: Kysely<Database>, source: ChangeS
   return true
 }
 
-/** Creates a workspace in the organization (kept from going meanwhile); undefined: no such organization. */
-export async function createWorkspace (trx: Kysely<Database>, source: ChangeSource, workspace: { organizationId: string, name: string, id?: string | undefined }): Promise<Selectable<Database['workspaces']> | undefined> {
-  if (await lockRow(trx, 'organizations', workspace.organizationId, 'share') === undefined) return undefined
-  return await trx.insertInto('workspaces')
-    .values({ id: workspace.id ?? newId('ws'), organization_id: workspace.organizationId, name: workspace.name, managed_by: managedBy(source) })
+/**
+ * Creates a user, managed by the source. An email an invitation's placeholder holds is the person
+ * arriving (src/directory/arrivals.ts): without an explicit id the placeholder's row becomes the
+ * user (its id kept); with one, the new row absorbs it.
+ */
+export async function createUser (trx: Kysely<Database>, source: ChangeSource, user: { username: string, email?: string | undefined, id?: string | undefined }): Promise<Selectable<Database['users']>> {
+  const placeholder = user.email === undefined ? undefined : await placeholderOf(trx, user.email)
+  if (placeholder !== undefined && user.id === undefined) {
+    await takeOver(trx, source, placeholder, { username: user.username, email: user.email!, managedBy: managedBy(source) })
+    return await trx.selectFrom('users').selectAll().where('id', '=', placeholder).executeTakeFirstOrThrow()
+  }
+  const row = await trx.insertInto('users')
+    .values({ id: user.id ?? newId('user'), username: user.username, email: placeholder === undefined ? user.email ?? null : null, managed_by: managedBy(source) })
     .returningAll().executeTakeFirstOrThrow()
+  if (placeholder === undefined) return row
+  await writeEmail(trx, source, row.id, user.email!)
+  return await trx.selectFrom('users').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
 }
 
-/** Removes a workspace with its team access. False: none. */
-export async function removeWorkspace (trx: Kysely<Database>, source: ChangeSource, id: string): Promise<boolean> {
-  const row = await lockRow(trx, 'workspaces', id)
-  if (row === undefined) return false
-  await new Removals(trx, source).removeWorkspaces([row.id])
-  return true
-}
-
-export async function createUser (trx: Kysely<Database>, source: ChangeSource, user: { username: string, id?: string | undefined }): Promise<Selectable<Database['users']>> {
-  return await trx.insertInto('users')
-    .values({ id: user.id ?? newId('user'), username: user.username, managed_by: managedBy(source) })
-    .returningAll().executeTakeFirstOrThrow()
+/**
+ * Renames a user, or changes its email (null: none), or both: written only where a value differs.
+ * A username given to an invitation's placeholder, or an email one holds, is the person arriving.
+ * The row after; undefined: none.
+ */
+export async function changeUser (trx: Kysely<Database>, source: ChangeSource, id: string, change: { username?: string | undefined, email?: string | null | undefined }): Promise<Selectable<Database['users']> | undefined> {
+  const before = await lockRow(trx, 'users', id)
+  if (before === undefined) return undefined
+  const renamed = await renameRow(trx, 'users', id, 'username', change.username)
+  if (change.email !== undefined && change.email !== before.email) await writeEmail(trx, source, id, change.email)
+  else if (before.username === null && renamed?.username != null) await activate(trx, source, id)
+  return await trx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
 }
 
 /**
@@ -99,7 +113,7 @@ export async function removeUser (trx: Kysely<Database>, source: ChangeSource, i
     // its members locked, as a removal of members locks them (src/directory/memberships.ts): concurrent
     // removals take turns, and each counts the members the other left
     const members = await trx.selectFrom('team_memberships').select('user_id').where('team_id', '=', team.id).orderBy('user_id').forUpdate().execute()
-    if (members.length <= 1) return { removed: false, lastOwnerOf: { organization: team.organization, username: row.username } }
+    if (members.length <= 1) return { removed: false, lastOwnerOf: { organization: team.organization, username: row.username ?? row.email ?? row.id } }
   }
   await new Removals(trx, source).removeUsers([row.id])
   return { removed: true }

@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { recordDirectoryEvents, recordEvents, tokenEvents } from '../audit/audit-record.js'
 import type { Database } from '../db/database.js'
 import { table } from '../db/tables.js'
-import { membershipEventRows, teamEventRows, teamProjectEventRows } from './events.js'
+import { membershipEventRows, organizationMembershipEventRows, teamEventRows, teamProjectEventRows, workspaceEventRows } from './events.js'
 import { accessorOf, type ChangeSource } from './source.js'
 
 /**
@@ -30,7 +30,7 @@ interface Removal {
  * a removal deletes what hangs on the row explicitly, naming what it removed and recording its
  * audit events in the same statement — team-access rows with one `remove_team` each, team-project
  * rows with a `team-project` destroy, memberships with `remove_member`, tokens with `destroy` (and their digests revoked for good, in
- * `revoked_tokens`: no seed or host brings a removed secret back), teams with `destroy` — then the
+ * `revoked_tokens`: no seed or host brings a removed secret back), teams and workspaces with `destroy` — then the
  * row (the foreign keys' cascades find nothing left). A team's or workspace's team-access rows go
  * in a statement before the row's, so that the workspace counters' triggers still see the team
  * while they count its rows out: a team's removal is two statements, a user's one. Runs inside the
@@ -59,7 +59,7 @@ export class Removals {
     await this.remove({ rows: { table: 'workspaces', ids } })
   }
 
-  /** Removes users with their tokens and memberships. */
+  /** Removes users with their tokens, team memberships and organization memberships. */
   async removeUsers (ids: string[]): Promise<void> {
     if (ids.length === 0) return
     const hangs = sql<boolean>`user_id = any(${ids}::text[])`
@@ -79,10 +79,14 @@ export class Removals {
     return await this.remove({ tokens: which, ...(scope === undefined ? {} : { tokenScope: scope }) })
   }
 
-  /** The team-access rows of teams or workspaces being removed, each with its `remove_team` event in the same statement. */
-  async removeTeamAccess (column: 'team_id' | 'workspace_id', ids: string[]): Promise<void> {
+  /**
+   * The team-access rows of teams or workspaces being removed (or of a workspace a seed adopts: but
+   * those of the teams in `keepTeams`), each with its `remove_team` event in the same statement.
+   */
+  async removeTeamAccess (column: 'team_id' | 'workspace_id', ids: string[], keepTeams: string[] = []): Promise<void> {
     const removed = await this.db
       .with('removed', (qc) => qc.deleteFrom('team_workspaces').where(column, 'in', ids)
+        .$call((q) => keepTeams.length === 0 ? q : q.where('team_id', 'not in', keepTeams))
         .returning(['id', 'organization_id', 'team_id', 'workspace_id']))
       .with('audit', (qc) => recordEvents(qc, 'removed', { action: 'remove_team', accessor: accessorOf(this.source), requestId: this.source.requestId, permissions: false }))
       .selectFrom('removed')
@@ -104,7 +108,7 @@ export class Removals {
     const answers: Array<RawBuilder<unknown>> = []
     // every event of the removal, recorded by one insert
     const events: Array<RawBuilder<unknown>> = []
-    const eventsOf = (rows: RawBuilder<unknown>, resource: 'team' | 'authentication-token' | 'team-project', action: 'remove_member' | 'destroy') =>
+    const eventsOf = (rows: RawBuilder<unknown>, resource: 'team' | 'authentication-token' | 'team-project' | 'workspace' | 'organization-membership', action: 'remove_member' | 'destroy') =>
       sql`select e.*, ${resource}::text as resource_type, ${action}::text as action from (${rows}) e`
     if (removal.tokenScope !== undefined) ctes.push(removal.tokenScope.with)
     if (removal.memberships !== undefined) {
@@ -127,6 +131,11 @@ export class Removals {
     if (rows !== undefined) {
       // a team's or workspace's remembered seed grants go with it (a user has none)
       if (rows.table !== 'users') ctes.push(sql`forgotten as (delete from ${table.seed_grants} where ${sql.id(rows.table === 'teams' ? 'team_id' : 'workspace_id')} = any(${rows.ids}::text[]))`)
+      if (rows.table === 'users') {
+        // a user's organization memberships go with it, each with its destroy event (DESIGN §14.2)
+        ctes.push(sql`gone_organization_memberships as (delete from ${table.organization_memberships} where user_id = any(${rows.ids}::text[]) returning id, organization_id, user_id)`)
+        events.push(eventsOf(organizationMembershipEventRows('gone_organization_memberships'), 'organization-membership', 'destroy'))
+      }
       ctes.push(sql`gone as (delete from ${table[rows.table]} where id = any(${rows.ids}::text[])
         returning id, ${rows.table === 'users' ? sql`null::text as organization_id, username as name` : sql`organization_id, name`})`)
       if (rows.table === 'teams') {
@@ -134,6 +143,8 @@ export class Removals {
         ctes.push(sql`gone_project_access as (delete from ${table.team_projects} where team_id = any(${rows.ids}::text[]) returning *)`)
         events.push(eventsOf(teamProjectEventRows('gone_project_access', false), 'team-project', 'destroy'), eventsOf(teamEventRows('gone'), 'team', 'destroy'))
       }
+      // a workspace's own destroy event (DESIGN §14.1), after its team access's remove_team events
+      if (rows.table === 'workspaces') events.push(eventsOf(workspaceEventRows('gone'), 'workspace', 'destroy'))
       answers.push(sql`select 'rows' as kind, id as label, null::text as digest from gone`)
     }
     if (events.length > 0) {

@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely'
 import type { Database } from '../db/database.js'
 import { table } from '../db/tables.js'
-import { projectEventRows, recordChange, teamEventRows } from './events.js'
+import { projectEventRows, recordChange, teamEventRows, workspaceEventRows } from './events.js'
 import type { SeedSummary } from './seed-entries.js'
 import type { ChangeSource } from './source.js'
 
@@ -10,11 +10,17 @@ import type { ChangeSource } from './source.js'
  * name needs when another row holds it.
  */
 
-/** The kinds of row whose names a seed declares and an API caller can take: by creating a team, by renaming a team or a project. */
-type Kind = 'teams' | 'projects'
+/** The kinds of row whose names a seed declares and an API caller can take: by creating or renaming a team, a project or a workspace. */
+type Kind = 'teams' | 'projects' | 'workspaces'
 
-/** How long a name may be (schemas/teams.ts, DESIGN §11.1), so a renamed row keeps a name its source may write. */
-const LONGEST: Record<Kind, number> = { teams: 100, projects: 40 }
+/** How long a name may be (schemas/teams.ts, DESIGN §11.1, §14.1), so a renamed row keeps a name its source may write. */
+const LONGEST: Record<Kind, number> = { teams: 100, projects: 40, workspaces: 90 }
+
+const EVENTS = {
+  teams: ['team', teamEventRows('updated')],
+  projects: ['project', projectEventRows('updated')],
+  workspaces: ['workspace', workspaceEventRows('updated')]
+} as const
 
 /**
  * A name the seed declares with an id, held by another row of the organization (DESIGN §6: a
@@ -41,14 +47,14 @@ export async function makeRoom (trx: Transaction<Database>, source: ChangeSource
     const suffix = n === 1 ? '-renamed' : `-renamed-${n}`
     name = `${holder.name.slice(0, LONGEST[kind] - suffix.length).trimEnd()}${suffix}`
   }
-  const [resourceType, events] = kind === 'teams' ? ['team' as const, teamEventRows('updated')] : ['project' as const, projectEventRows('updated')]
+  const [resourceType, events] = EVENTS[kind]
   await sql`with updated as (update ${table[kind]} r set name = ${name} where r.id = ${holder.id} returning r.*),
     events as (${events}),
     audit as (${recordChange(trx, 'events', resourceType, 'update', source)})
     select count(*) from updated`.execute(trx)
   summary.changed[kind].push(`${organization.name}/${holder.name} (renamed "${name}": the seed declares the name)`)
   if (holder.managed_by !== 'seed') {
-    const what = kind === 'teams' ? 'team' : 'project'
+    const what = EVENTS[kind][0]
     summary.warnings.push(`${what} ${organization.name}/${holder.name} (${holder.id}), made ${madeBy(holder)}, held the name the seed declares for ${declared.id}: renamed "${name}"`)
   }
 }

@@ -9,6 +9,8 @@ import { missingPrerequisite, ORGANIZATION_ACCESS_COLUMN_NAMES, organizationAcce
 import { applyGrant } from './seed-grants.js'
 import { madeBy, makeRoom, notDeclared, type Named } from './seed-names.js'
 import { SeedProjects } from './seed-projects.js'
+import { SeedWorkspaces } from './seed-workspaces.js'
+import { leaveUnlisted, removeUndeclaredUsers, writeUser } from './seed-users.js'
 import type { ChangeSource } from './source.js'
 import { entry, noChanges, SeedError, type SeedChanges, type SeedSummary } from './seed-entries.js'
 
@@ -55,21 +57,18 @@ export class SeedWriter {
       [...secrets(org.tokens), ...(org.teams ?? []).flatMap((team) => secrets(team.tokens))])]
     const users = seed.users ?? []
     // users are global: first the seed's users the document no longer declares (an entry may take a removed one's name)
-    await this.removeUsers(users.map((u) => ({ id: u.id, name: u.username })))
+    await removeUndeclaredUsers(this.trx, this.directory, this.summary, users.map((u) => ({ id: u.id, name: u.username })))
     for (const [i, user] of users.entries()) {
       const where = entry('users', i, user)
-      const before = await this.trx.selectFrom('users').select(['username', 'managed_by'])
-        .where(user.id === undefined ? 'username' : 'id', '=', user.id ?? user.username).executeTakeFirst()
-      const id = await this.at(where, () => this.trx.insertInto('users')
-        .values({ id: user.id ?? newId('user'), username: user.username, managed_by: SEED })
-        .onConflict((oc) => oc.column(user.id === undefined ? 'username' : 'id')
-          .doUpdateSet((eb) => ({ username: eb.ref('excluded.username'), managed_by: SEED })))
-        .returning('id').executeTakeFirstOrThrow())
-      this.note('users', user.username, before, { username: user.username })
-      this.userIds.set(user.username, id.id)
+      // an email an invitation waits for: the person arrives, with the teams the invitation gave them (DESIGN §14.2)
+      const { id, before, added } = await writeUser(this.trx, this.source, user, async (write) => await this.at(where, write))
+      this.note('users', user.username, before, { username: user.username, email: user.email ?? null })
+      this.summary.created.memberships.push(...added)
+      this.userIds.set(user.username, id)
       this.summary.users++
-      await this.adopting(before, `user ${user.username}`, async (adopted) => {
-        await this.tokens(user.tokens, { kind: 'user', id: id.id, label: `user ${user.username}` }, where, adopted)
+      // an invitation's placeholder taken over is the person arriving, not a row adopted
+      await this.adopting(before?.username === null ? undefined : before, `user ${user.username}`, async (adopted) => {
+        await this.tokens(user.tokens, { kind: 'user', id, label: `user ${user.username}` }, where, adopted)
       })
     }
     for (const [i, org] of (seed.organizations ?? []).entries()) {
@@ -142,32 +141,21 @@ export class SeedWriter {
       })
     }
 
+    // a person the document lists in none of the organization's teams leaves it (DESIGN §14.2)
+    await leaveUnlisted(this.trx, this.source, this.summary, { id: orgId, name: org.name })
+
     const projectIds = await this.projects.declare(orgId, org, where, async (name) => teamIds.get(name) ?? await this.idByName('teams', orgId, name))
     await this.removeWorkspaces(orgId, org.workspaces ?? [])
-    const workspaceIds = new Map<string, string>()
-    for (const [j, ws] of (org.workspaces ?? []).entries()) {
-      const at = entry('workspaces', j, ws, where)
-      const previous = await this.trx.selectFrom('workspaces').select(['organization_id', 'name', 'managed_by'])
-        .$call((q) => ws.id === undefined ? q.where('organization_id', '=', orgId).where('name', '=', ws.name) : q.where('id', '=', ws.id))
-        .executeTakeFirst()
-      const row = await this.at(at, () => this.trx.insertInto('workspaces')
-        .values({ id: ws.id ?? newId('ws'), organization_id: orgId, name: ws.name, managed_by: SEED })
-        .onConflict((oc) => (ws.id === undefined ? oc.columns(['organization_id', 'name']) : oc.column('id'))
-          .doUpdateSet({ name: ws.name, managed_by: SEED })
-          .where('workspaces.organization_id', '=', orgId))
-        .returning('id').executeTakeFirst())
-      if (row === undefined) throw new SeedError(at, `id "${ws.id!}" belongs to a workspace of another organization`)
-      this.note('workspaces', `${org.name}/${ws.name}`, previous, { organization_id: orgId, name: ws.name })
-      workspaceIds.set(ws.name, row.id)
-      this.summary.workspaces++
-    }
+    const workspaceIds = await new SeedWorkspaces(this.trx, this.source, this.summary, this.directory).declare({ id: orgId, name: org.name }, org, where,
+      async (at, write) => await this.at(at, write), (label, before, after) => this.note('workspaces', label, before, after),
+      async (name) => teamIds.get(name) ?? await this.idByName('teams', orgId, name))
     await this.projects.placeAndPrune(orgId, org, workspaceIds, projectIds, where)
 
     for (const [j, grant] of (org['team-access'] ?? []).entries()) {
       const at = entry('team-access', j, grant, where)
       const teamId = teamIds.get(grant.team) ?? await this.undeclaredTeam(orgId, grant.team, at)
       if (teamId === undefined) throw new SeedError(at, `no team named "${grant.team}" in organization "${org.name}"`)
-      const workspaceId = workspaceIds.get(grant.workspace) ?? await this.idByName('workspaces', orgId, grant.workspace)
+      const workspaceId = workspaceIds.get(grant.workspace) ?? await this.undeclaredWorkspace(orgId, grant.workspace, at)
       if (workspaceId === undefined) throw new SeedError(at, `no workspace named "${grant.workspace}" in organization "${org.name}"`)
       await applyGrant(this.trx, grant, { organizationId: orgId, teamId, workspaceId }, `${grant.team} on ${org.name}/${grant.workspace}`, this.summary, this.applicationId)
     }
@@ -254,15 +242,6 @@ export class SeedWriter {
     }
   }
 
-  /** Removes the seed's users the document no longer declares (by id, or by username where no id is given), with their memberships and tokens. */
-  private async removeUsers (declared: Named[]): Promise<void> {
-    const doomed = await this.trx.selectFrom('users').select(['id', 'username']).where('managed_by', '=', SEED)
-      .where((eb) => notDeclared(eb, 'username', declared)).orderBy('username').forUpdate().execute()
-    if (doomed.length === 0) return
-    await this.directory.removeUsers(doomed.map((u) => u.id))
-    this.summary.removed.users.push(...doomed.map((u) => u.username))
-  }
-
   /**
    * The organization's seed-managed teams or workspaces the document no longer declares, locked,
    * each with its label (`organization/name`), in name order.
@@ -309,6 +288,20 @@ export class SeedWriter {
       .where('organization_id', '=', organizationId).where('name', '=', name).executeTakeFirst()
     if (row?.managed_by === 'api') {
       throw new SeedError(at, `team "${name}" was made through the API: declare it under "teams" to grant it access (the seed then takes it over whole)`)
+    }
+    return row?.id
+  }
+
+  /**
+   * A workspace a `team-access` entry names that the document does not declare: the seed's or the
+   * host's, by name. One made through the API is refused, as such a team is: anyone who may create
+   * workspaces may have taken the name — unless the document declares it (and so adopts it whole).
+   */
+  private async undeclaredWorkspace (organizationId: string, name: string, at: string): Promise<string | undefined> {
+    const row = await this.trx.selectFrom('workspaces').select(['id', 'managed_by'])
+      .where('organization_id', '=', organizationId).where('name', '=', name).executeTakeFirst()
+    if (row?.managed_by === 'api') {
+      throw new SeedError(at, `workspace "${name}" was made through the API: declare it under "workspaces" to grant access to it (the seed then takes it over whole)`)
     }
     return row?.id
   }

@@ -139,6 +139,7 @@ function checkDuplicates (seed: SeedDocument): void {
   })
   once(seed.users, 'users', (u) => u.username, 'username')
   once(seed.users, 'users', (u) => u.id, 'id')
+  once(seed.users, 'users', (u) => u.email?.toLowerCase(), 'email (emails are unique, case-insensitively)')
   seed.users?.forEach((u, i) => tokensOnce(u.tokens, entry('users', i, u)))
   once(seed.organizations, 'organizations', (o) => o.name, 'organization name')
   once(seed.organizations, 'organizations', (o) => o.id, 'id')

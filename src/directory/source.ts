@@ -7,14 +7,15 @@ import type { Database, ManagedBy } from '../db/database.js'
 
 /**
  * Who asks for a change to the directory (DESIGN §9.1), the first argument of every change in
- * src/directory/: the seed (System, `seed`), the host (System, its actor; trusted code) or an API
- * caller, whose permission the change's own statement decides. A change records its audit events
+ * src/directory/: the seed (System, `seed`), the host (System, its actor; trusted code), a mirror
+ * run (Mirror, the host it reads: DESIGN §13.3) or an API caller, whose permission the change's own statement decides. A change records its audit events
  * with the source's accessor and request id, and a row it creates is managed by the source.
  */
 export type ChangeSource =
   | { by: 'seed', requestId: string }
   | { by: 'host', actor: string, requestId: string }
   | { by: 'api', caller: Caller, requestId: string }
+  | { by: 'mirror', host: string, requestId: string }
 
 export const seedSource = (): ChangeSource => ({ by: 'seed', requestId: randomUUID() })
 
@@ -26,6 +27,7 @@ export const accessorOf = (source: ChangeSource): Accessor => {
     case 'api': return callerAccessor(source.caller)
     case 'host': return { kind: 'system', description: source.actor }
     case 'seed': return { kind: 'system', description: 'seed' }
+    case 'mirror': return { kind: 'mirror', description: source.host }
   }
 }
 

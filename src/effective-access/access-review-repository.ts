@@ -287,7 +287,7 @@ export class AccessReviewRepository {
    */
   private async sliceOf (caller: Caller, organizationId: string, teamId: string, limit: number, after?: ReachedRow): Promise<{ rows: ReachedRow[], grants: PairRow[] }> {
     const values = [...callerValues(caller), teamId, organizationId, limit, ...(after === undefined ? [] : [after.workspace_name, after.workspace_id])]
-    const query = this.shapes.compile(`slice:${after === undefined ? 'first' : 'after'}:${caller.kind}`, values, ([subject, token, team, organization, max, name, id]) =>
+    const query = this.shapes.compile(this.db, `slice:${after === undefined ? 'first' : 'after'}:${caller.kind}`, values, ([subject, token, team, organization, max, name, id]) =>
       this.reached(callerOfKind(caller.kind, [subject, token]), team!, organization!)
         .with('slice', (qc) => {
           let slice = (qc as QueryCreator<any>).selectFrom('reached as r').selectAll('r')

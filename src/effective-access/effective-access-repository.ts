@@ -64,7 +64,8 @@ export class EffectiveAccessRepository {
    */
   private async grantsOnWorkspace (caller: Caller, workspaceId: string, username?: string) {
     return await withGrants(this.db, caller)
-      .with('team_grants', (qc) => teamGrants(qc))
+      // not materialized: read twice below, each time for a few teams by key, never as a whole
+      .with((cte) => cte('team_grants').notMaterialized(), (qc) => teamGrants(qc))
       .with('ws', (qc) => qc.selectFrom('workspaces as w')
         .innerJoin('organizations as o', 'o.id', 'w.organization_id')
         .where('w.id', '=', workspaceId)
@@ -72,7 +73,15 @@ export class EffectiveAccessRepository {
         .select(['w.id', 'w.name', 'w.organization_id', 'w.project_id', 'o.name as organization_name']))
       .selectFrom('ws')
       .leftJoinLateral((eb) => {
-        let teams = eb.selectFrom('team_grants as tg')
+        // the teams that may hold anything there, each found by an index — an organization-wide flag
+        // (the few such teams: migration 0014's partial index), a row there, a row on its project —
+        // not every team of the organization; what each holds is then judged as ever, below
+        const holders = eb.selectFrom('team_grants as f').whereRef('f.organization_id', '=', 'ws.organization_id')
+          .where(grantsOrganizationWide('f')).select('f.team_id')
+          .union(eb.selectFrom('team_workspaces as r').whereRef('r.workspace_id', '=', 'ws.id').select('r.team_id'))
+          .union(eb.selectFrom('team_projects as p').whereRef('p.project_id', '=', 'ws.project_id').select('p.team_id'))
+        let teams = eb.selectFrom(holders.as('h'))
+          .innerJoin('team_grants as tg', 'tg.team_id', 'h.team_id')
           .innerJoin('teams as t', 't.id', 'tg.team_id')
           .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.team_id', '=', 'tg.team_id').onRef('tw.workspace_id', '=', 'ws.id'))
           .leftJoin('team_projects as tp', (join) => join.onRef('tp.team_id', '=', 'tg.team_id').onRef('tp.project_id', '=', 'ws.project_id'))

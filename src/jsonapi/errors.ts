@@ -63,6 +63,10 @@ export const unauthorized = (): ApiError => new ApiError(401, 'unauthorized')
 export const invalidAttribute = (detail: string, pointer: string): ApiError =>
   new ApiError(422, 'invalid attribute', detail, { pointer })
 
+/** The SQLSTATE of migration 0013's guard: a write to a mirrored organization's rows by anyone but the mirror (DESIGN §13.3). */
+export const MIRROR_GUARD = 'TAM01'
+export const MANAGED_BY_MIRROR = 'managed by the mirror (change it in HCP Terraform)'
+
 /** pg and PGlite codes that mean "the database cannot serve now", not "you sent something wrong". */
 const UNAVAILABLE_CODES = new Set([
   '57014', // statement timeout / query canceled
@@ -101,6 +105,10 @@ export function toErrorObjects (error: FastifyError | Error): { status: number, 
       return simple(400, 'bad request', 'The URL is not valid.')
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return simple(414, 'uri too long', 'A path parameter is longer than this service accepts.')
+  }
+  // a mirrored organization's rows are written by the mirror only (migration 0013's guard): whoever else asks is refused
+  if ((error as { code?: unknown }).code === MIRROR_GUARD) {
+    return { status: 422, errors: [invalidAttribute(MANAGED_BY_MIRROR, '/data').toObject()] }
   }
   // a data exception from a value a client sent that no check above caught: not our failure
   if (typeof (error as { code?: unknown }).code === 'string' && /^22[0-9A-Z]{3}$/.test((error as { code: string }).code)) {

@@ -9,11 +9,13 @@ export function noInclude (include: string | undefined): void {
 }
 
 /**
- * `include` on team reads (DESIGN §9.4): `users` includes the members (go-tfe's TeamMembers.List
- * sends `include=users`); empty includes nothing; anything else is a 400, as `noInclude`.
+ * `include` where a resource has related resources to include: the comma-separated names, each one
+ * of `allowed` (empty parts ignored: `include=` includes nothing); any other is a 400, as
+ * `noInclude`.
  */
-export function includesUsers (include: string | undefined): boolean {
-  if (include !== undefined && include.split(',').every((part) => part === 'users')) return true
-  noInclude(include)
-  return false
+export function includesOf<T extends string> (include: string | undefined, allowed: readonly T[]): Set<T> {
+  const names = (include ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '')
+  const unknown = names.find((name) => !(allowed as readonly string[]).includes(name))
+  if (unknown !== undefined) throw new ApiError(400, 'bad request', 'include not supported', { parameter: 'include' })
+  return new Set(names as T[])
 }

@@ -9,7 +9,7 @@ import { administersProject } from '../access/project-predicates.js'
 import { projectColumnsOnAdd, projectCustomOnlyViolations, projectPermissionsOf, PROJECT_PERMISSION_COLUMNS, type ProjectPermissions } from '../access/project-permissions.js'
 import type { Caller } from '../auth/caller.js'
 import { createAjv, errorMessage } from '../validation.js'
-import { AccessSetError, ifMatchAccepts, type AccessSetProblem } from '../access/access-sets.js'
+import { AccessSetError, asAccessSetError, ifMatchAccepts, type AccessSetProblem } from '../access/access-sets.js'
 import { TeamProjectsRepository, type TeamProjectView } from './team-projects-repository.js'
 
 /**
@@ -140,7 +140,7 @@ export async function setProjectAccess (db: Kysely<Database>, input: SetProjectA
     })
   } catch (err) {
     if (err instanceof DryRun) return err.outcome
-    throw err
+    throw asAccessSetError(err)
   }
 }
 

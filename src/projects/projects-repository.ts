@@ -1,3 +1,5 @@
+import { mirrorOf, organizationPermissions } from '../access/organization-permissions.js'
+import type { OrganizationView } from '../people/memberships-repository.js'
 import { sql, type AliasedRawBuilder, type Kysely } from 'kysely'
 import type { Database } from '../db/database.js'
 import { withGrants } from '../access/grants.js'
@@ -93,11 +95,11 @@ export class ProjectsRepository {
   }
 
   /** The organization (by name) for a member of it, with its default project (DESIGN §11.4); undefined: none, or no member. */
-  async organization (caller: Caller, name: string): Promise<{ name: string, created_at: Date, default_project_id: string } | undefined> {
+  async organization (caller: Caller, name: string): Promise<OrganizationView | undefined> {
     return await withGrants(this.db, caller)
       .selectFrom('organizations as o')
       .innerJoin('projects as p', (join) => join.onRef('p.organization_id', '=', 'o.id').on('p.is_default', '=', true))
-      .select(['o.name', 'o.created_at', 'p.id as default_project_id'])
+      .select(['o.id', 'o.name', 'o.created_at', 'p.id as default_project_id', organizationPermissions('o.id').as('permissions'), mirrorOf('o.id').as('mirror')])
       .where('o.name', '=', name)
       .where(isMemberOf('o.id'))
       .executeTakeFirst()

@@ -3,13 +3,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { CreateProjectBody, ListProjectsQuery, ProjectParams, projectResponses, ProjectShowQuery, UpdateProjectBody } from '../../schemas/projects.js'
 import { OrganizationParams } from '../../schemas/workspaces.js'
 import { impossibleId } from '../db/ids.js'
-import { paged, resource, segment, single } from '../jsonapi/document.js'
+import { paged, single } from '../jsonapi/document.js'
 import { ApiError, invalidAttribute, notFound } from '../jsonapi/errors.js'
 import { firstPage, parsePage } from '../jsonapi/pagination.js'
 import type { ProjectRefusal } from '../directory/projects.js'
 import { managedBySeed } from '../directory/seed-file.js'
 import type { ProjectsRepository } from './projects-repository.js'
 import { toProjectResource } from './projects-serialize.js'
+import { toOrganizationResource } from '../people/memberships-serialize.js'
 
 const tags = ['projects']
 const security = [{ bearerToken: [] }]
@@ -48,8 +49,7 @@ const projectRoutes: FastifyPluginAsyncTypebox<{ repository: ProjectsRepository,
     const { organization } = request.params
     const row = impossibleId(organization) ? undefined : await repository.organization(request.caller, organization)
     if (row === undefined) throw notFound()
-    return single(resource('organizations', row.name, { name: row.name, 'created-at': new Date(row.created_at).toISOString() },
-      { 'default-project': { data: { id: row.default_project_id, type: 'projects' as const } } }, `${prefix}/organizations/${segment(row.name)}`))
+    return single(toOrganizationResource(row, prefix))
   })
 
   app.get('/organizations/:organization/projects', {

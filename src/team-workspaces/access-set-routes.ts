@@ -51,7 +51,8 @@ const accessSetRoutes: FastifyPluginAsyncTypebox<{ repository: AccessSetReposito
       if (err.code === 'not-found') throw notFound()
       if (err.code === 'precondition-failed') throw new ApiError(412, 'precondition failed', 'The team access of the workspace has changed since the ETag in If-Match; read it again.')
       const [first, ...rest] = err.problems.map((problem) => invalidAttribute(problem.detail, pointer(problem)))
-      throw first === undefined ? new ApiError(422, 'invalid attribute', err.message) : new ApiErrors([first, ...rest])
+      // no entry at fault: the set as a whole (a mirrored organization's, DESIGN §13.3)
+      throw first === undefined ? invalidAttribute(err.message, '/data') : new ApiErrors([first, ...rest])
     }
   })
 }

@@ -7,7 +7,7 @@ import type { Caller } from '../auth/caller.js'
 import { permissionsOf } from '../access/permission-columns.js'
 import { impossibleId } from '../db/ids.js'
 import { createAjv, errorMessage } from '../validation.js'
-import { AccessSetError, ifMatchAccepts, type AccessSetProblem } from '../access/access-sets.js'
+import { AccessSetError, asAccessSetError, ifMatchAccepts, type AccessSetProblem } from '../access/access-sets.js'
 import { accessSetEtag, desiredRows, planAccessSet, type AccessSetEntry } from './access-set-plan.js'
 import { SetChangedMeanwhile, type AccessSetRepository } from './access-set-repository.js'
 import type { TeamWorkspaceView } from './team-workspaces-repository.js'
@@ -126,7 +126,7 @@ export async function setWorkspaceAccess (repository: AccessSetRepository, input
   } catch (err) {
     if (err instanceof DryRun) return err.outcome
     if (err instanceof SetChangedMeanwhile) throw new AccessSetError('precondition-failed', 'The set changed while it was being written; nothing was changed.')
-    throw err
+    throw asAccessSetError(err)
   }
 }
 

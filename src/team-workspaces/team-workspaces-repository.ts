@@ -61,7 +61,7 @@ export class TeamWorkspacesRepository {
    * absent from the map. Built once per caller kind and replayed (a host asks on every request).
    */
   async grantsOn (caller: Caller, workspaceIds: readonly string[]): Promise<Map<string, Array<Pick<TeamGrants, 'flags' | 'row' | 'projectRow'>>>> {
-    const query = this.shapes.compile(`grants-on:${caller.kind}`, [...callerValues(caller), workspaceIds], ([who, token, ids]) =>
+    const query = this.shapes.compile(this.db, `grants-on:${caller.kind}`, [...callerValues(caller), workspaceIds], ([who, token, ids]) =>
       // the caller's grant rows first (materialized: a handful, found by the caller's key), then
       // the workspaces: left to itself, the planner may start from a workspace and visit every
       // team of its organization (PGlite keeps no statistics to tell it otherwise)
@@ -99,7 +99,7 @@ export class TeamWorkspacesRepository {
 
   /** One row, if the caller may see it. */
   async find (caller: Caller, id: string): Promise<TeamWorkspaceView | undefined> {
-    const query = this.shapes.compile(`find:${caller.kind}`, [...callerValues(caller), id], ([who, token, rowId]) =>
+    const query = this.shapes.compile(this.db, `find:${caller.kind}`, [...callerValues(caller), id], ([who, token, rowId]) =>
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .selectFrom('team_workspaces as tw')
         // the row's workspace by primary key: its name for the links, its project for the project grants
@@ -122,7 +122,7 @@ export class TeamWorkspacesRepository {
     const by = filter.workspaceId === undefined ? 'team' : filter.teamId === undefined ? 'workspace' : 'pair'
     const values = [...callerValues(caller), ...(by === 'team' ? [filter.teamId] : by === 'workspace' ? [filter.workspaceId] : [filter.workspaceId, filter.teamId]),
       ...(page === undefined ? [] : [page.size, (page.number - 1) * page.size])]
-    const query = this.shapes.compile(`list:${caller.kind}:${by}:${page === undefined ? 'all' : 'page'}`, values, ([who, token, ...rest]) => {
+    const query = this.shapes.compile(this.db, `list:${caller.kind}:${by}:${page === undefined ? 'all' : 'page'}`, values, ([who, token, ...rest]) => {
       const grants = withGrants(this.db, callerOfKind(caller.kind, [who, token]))
       const pageOf = page === undefined ? undefined : { limit: rest.at(-2)!, offset: rest.at(-1)! }
       return by === 'team'
@@ -142,7 +142,7 @@ export class TeamWorkspacesRepository {
   async add (caller: Caller, input: { teamId: string, workspaceId: string, access: Access, permissions: Permissions }, requestId: string): Promise<AddResult> {
     const values = [...callerValues(caller), requestId, newId('tws'), input.teamId, input.workspaceId, input.access,
       ...PERMISSION_NAMES.map((name) => input.permissions[name])]
-    const query = this.shapes.compile(`add:${caller.kind}`, values, ([who, token, request, id, teamId, workspaceId, access, ...permissions]) =>
+    const query = this.shapes.compile(this.db, `add:${caller.kind}`, values, ([who, token, request, id, teamId, workspaceId, access, ...permissions]) =>
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('inserted', (qc) => qc.insertInto('team_workspaces')
           .columns(['id', 'organization_id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES])
@@ -196,7 +196,7 @@ export class TeamWorkspacesRepository {
     const key = `update:${caller.kind}:${changes.access === undefined ? '-' : 'access'}:${names.join(',')}:${changes.currentAccessIn.length}`
     const values = [...callerValues(caller), requestId, id, ...(changes.access === undefined ? [] : [changes.access]),
       ...names.map((name) => changes.permissions[name]), ...changes.currentAccessIn]
-    const query = this.shapes.compile(key, values, ([who, token, request, rowId, ...rest]) => {
+    const query = this.shapes.compile(this.db, key, values, ([who, token, request, rowId, ...rest]) => {
       const access = changes.access === undefined ? undefined : sql<Access>`${rest.shift()}::text`
       const written = names.map((name) => [PERMISSION_COLUMNS[name], sql`${rest.shift()}::${sql.raw(columnType(name))}`] as const)
       const assigned = [...(access === undefined ? [] : [['access', access] as const]), ...written]
@@ -242,7 +242,7 @@ export class TeamWorkspacesRepository {
 
   /** Removes the row if the caller administers its workspace; false when there was nothing it could remove. */
   async remove (caller: Caller, id: string, requestId: string): Promise<boolean> {
-    const query = this.shapes.compile(`remove:${caller.kind}`, [...callerValues(caller), requestId, id], ([who, token, request, rowId]) =>
+    const query = this.shapes.compile(this.db, `remove:${caller.kind}`, [...callerValues(caller), requestId, id], ([who, token, request, rowId]) =>
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('removed', (qc) => qc.deleteFrom('team_workspaces')
           .where('team_workspaces.id', '=', rowId!)

@@ -10,6 +10,7 @@ import type { PageRequest } from '../jsonapi/pagination.js'
 import { table } from '../db/tables.js'
 import { apiSource } from '../directory/source.js'
 import { changeTeam, createTeam, removeTeam, type TeamRefusal, type TeamValues } from '../directory/teams.js'
+import { teamMembershipIds } from '../people/memberships-repository.js'
 
 /** A member of a team, as its resource and `included` need it. */
 export interface TeamMember { id: string, username: string }
@@ -26,6 +27,8 @@ export type TeamView = Record<OrganizationAccessColumn, boolean> & {
   organization_name: string
   /** The members, by username (json from the database). */
   users: TeamMember[] | string
+  /** The organization memberships of its members and of the invitations given the team (DESIGN §14.3), by id (json from the database). */
+  memberships: string[] | string
   /**
    * What this caller may do with the team (DESIGN §9.3 `permissions`), decided by the predicates:
    * [can-update-membership, can-destroy].
@@ -51,6 +54,8 @@ function viewColumns (team: string): Array<AliasedRawBuilder<unknown, string>> {
     sql`(select o.name from ${table.organizations} o where o.id = ${c('organization_id')})`.as('organization_name'),
     sql`coalesce((select json_agg(json_build_object('id', u.id, 'username', u.username) order by u.username, u.id)
       from ${table.team_memberships} m join ${table.users} u on u.id = m.user_id where m.team_id = ${c('id')}), '[]'::json)`.as('users'),
+    sql`coalesce((select json_agg(om.id order by om.created_at, om.id) from ${teamMembershipIds(`${team}.id`, `${team}.organization_id`)} ids
+      join ${table.organization_memberships} om on om.id = ids.id), '[]'::json)`.as('memberships'),
     sql`${teamPermissions(team)}`.as('permissions')
   ]
 }
@@ -75,7 +80,7 @@ export class TeamsRepository {
 
   /** One team, if the caller may read it. */
   async find (caller: Caller, id: string): Promise<TeamView | undefined> {
-    const query = this.shapes.compile(`find:${caller.kind}`, [...callerValues(caller), id], ([who, token, teamId]) =>
+    const query = this.shapes.compile(this.db, `find:${caller.kind}`, [...callerValues(caller), id], ([who, token, teamId]) =>
       this.readable(withGrants(this.db, callerOfKind(caller.kind, [who, token]))).where('t.id', '=', teamId!))
     return (await this.db.executeQuery<TeamView>(query)).rows[0]
   }
@@ -88,7 +93,7 @@ export class TeamsRepository {
    */
   async list (caller: Caller, organization: string, page: PageRequest, names?: string[], own = false): Promise<{ rows: TeamView[], total: number } | undefined> {
     const values = [...callerValues(caller), organization, page.size, (page.number - 1) * page.size, ...(names === undefined ? [] : [names])]
-    const query = this.shapes.compile(`list:${caller.kind}:${names === undefined ? 'all' : 'names'}:${own ? 'own' : 'readable'}`, values, ([who, token, org, limit, offset, only]) =>
+    const query = this.shapes.compile(this.db, `list:${caller.kind}:${names === undefined ? 'all' : 'names'}:${own ? 'own' : 'readable'}`, values, ([who, token, org, limit, offset, only]) =>
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('org', (qc) => qc.selectFrom('organizations').select('id').where('name', '=', org!).where(isMemberOf('organizations.id')))
         .with('matching', (qc) => {

@@ -5,11 +5,13 @@ import { OrganizationParams } from '../../schemas/workspaces.js'
 import { impossibleId } from '../db/ids.js'
 import { paged, single } from '../jsonapi/document.js'
 import { invalidAttribute, notFound, type ApiError } from '../jsonapi/errors.js'
-import { includesUsers } from '../jsonapi/include.js'
+import { includesOf } from '../jsonapi/include.js'
 import { firstPage, parsePage } from '../jsonapi/pagination.js'
 import { ORGANIZATION_ACCESS_FLAGS, prerequisiteMessage, type OrganizationAccess, type OrganizationAccessFlag } from '../access/organization-access.js'
 import { managedBySeed } from '../directory/seed-file.js'
-import type { Refusal, TeamsRepository } from './teams-repository.js'
+import type { MembershipsRepository } from '../people/memberships-repository.js'
+import { toMembershipResource } from '../people/memberships-serialize.js'
+import type { Refusal, TeamsRepository, TeamView } from './teams-repository.js'
 import { includedUsers, toTeamResource } from './teams-serialize.js'
 
 const tags = ['teams']
@@ -41,27 +43,37 @@ function refused (refusal: Refusal, name?: string, id = ''): ApiError {
 }
 
 /**
- * Teams (DESIGN §7, §9.3): the reads the Terraform provider makes, with `include=users` (§9.4),
+ * Teams (DESIGN §7, §9.3): the reads the Terraform provider makes, with `include=users` (§9.4) and
+ * `include=organization-memberships` (§14.3: read by src/people/, the memberships' own module),
  * and create, update, delete. A team the caller may not see or may not change answers the same
  * 404 as one that does not exist; writes pass the request's id on, for their audit events.
  */
-const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origin: (request: FastifyRequest) => string }> = async (app, { repository, origin }) => {
+const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, memberships: MembershipsRepository, origin: (request: FastifyRequest) => string }> = async (app, { repository, memberships, origin }) => {
   const prefix = app.prefix
+  /** `included` of team reads: the members (`users`), their organization memberships (`organization-memberships`, DESIGN §14.3). */
+  const included = async (request: FastifyRequest, include: string | undefined, rows: TeamView[]) => {
+    const wanted = includesOf(include, ['users', 'organization-memberships'] as const)
+    if (wanted.size === 0) return undefined
+    const users = wanted.has('users') ? includedUsers(rows) : []
+    const ofTeams = wanted.has('organization-memberships') ? await memberships.ofTeams(request.caller, rows.map((row) => row.id)) : []
+    return [...users, ...ofTeams.map((row) => toMembershipResource(row, prefix))]
+  }
 
   app.get('/teams/:id', {
     schema: { tags, operationId: 'showTeam', summary: 'Show a team', params: TeamParams, querystring: TeamShowQuery, security, produces, response: teamResponses.show, description: 'The team: owners see every team of their organization; members the teams visible to the organization and the secret teams they belong to. 404 otherwise.' }
   }, async (request) => {
-    const withUsers = includesUsers(request.query.include)
+    includesOf(request.query.include, ['users', 'organization-memberships'] as const)
     const row = impossibleId(request.params.id) ? undefined : await repository.find(request.caller, request.params.id)
     if (row === undefined) throw notFound()
-    return { ...single(toTeamResource(row, prefix)), ...(withUsers ? { included: includedUsers([row]) } : {}) }
+    const extra = await included(request, request.query.include, [row])
+    return { ...single(toTeamResource(row, prefix)), ...(extra === undefined ? {} : { included: extra }) }
   })
 
   app.get('/organizations/:organization/teams', {
     schema: { tags, operationId: 'listTeams', summary: "List an organization's teams", params: OrganizationParams, querystring: ListTeamsQuery, security, produces, response: teamResponses.list, description: 'The teams of the organization the caller may see, by name, always paginated (default page 1, size 20); filter[names] keeps teams of exactly those comma-separated names (data "tfe_team"); filter[own]=true (an extension) only the teams the caller acts through. 404: no such organization, or the caller is no member of it.' }
   }, async (request) => {
     const { 'page[number]': number, 'page[size]': size, 'filter[names]': filter, 'filter[own]': own, include } = request.query
-    const withUsers = includesUsers(include)
+    includesOf(include, ['users', 'organization-memberships'] as const)
     const page = parsePage(number, size) ?? firstPage()
     const linksFrom = origin(request)
     const { organization } = request.params
@@ -71,7 +83,8 @@ const teamRoutes: FastifyPluginAsyncTypebox<{ repository: TeamsRepository, origi
     const document = paged(result.rows.map((row) => toTeamResource(row, prefix)), page, result.total, {
       origin: linksFrom, path: `${prefix}/organizations/${encodeURIComponent(organization)}/teams`, params: { ...(filter === undefined ? {} : { 'filter[names]': filter }), ...(own === undefined ? {} : { 'filter[own]': own }) }
     })
-    return withUsers ? { data: document.data, included: includedUsers(result.rows), meta: document.meta, links: document.links } : document
+    const extra = await included(request, include, result.rows)
+    return extra !== undefined ? { data: document.data, included: extra, meta: document.meta, links: document.links } : document
   })
 
   app.post('/organizations/:organization/teams', {

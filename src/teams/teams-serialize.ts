@@ -6,7 +6,10 @@ import type { TeamMember, TeamView } from './teams-repository.js'
 /** The members of a team row (the database answers json; a driver may hand it over as text). */
 export const membersOf = (row: TeamView): TeamMember[] => typeof row.users === 'string' ? JSON.parse(row.users) as TeamMember[] : row.users
 
-/** A team as its resource (DESIGN §7, §9.3) for the caller it was read for; `prefix` is where the API is mounted. */
+/** The organization memberships of a team row (json, or text). */
+const membershipsOf = (row: TeamView): string[] => typeof row.memberships === 'string' ? JSON.parse(row.memberships) as string[] : row.memberships
+
+/** A team as its resource (DESIGN §7, §9.3, §14.3) for the caller it was read for; `prefix` is where the API is mounted. */
 export function toTeamResource (row: TeamView, prefix: string): TeamResource {
   const members = membersOf(row)
   return resource('teams', row.id, {
@@ -19,7 +22,8 @@ export function toTeamResource (row: TeamView, prefix: string): TeamResource {
     permissions: { 'can-update-membership': row.permissions[0], 'can-destroy': row.permissions[1] }
   }, {
     organization: { data: { id: row.organization_name, type: 'organizations' as const } },
-    users: { data: members.map((member) => ({ id: member.id, type: 'users' as const })) }
+    users: { data: members.map((member) => ({ id: member.id, type: 'users' as const })) },
+    'organization-memberships': { data: membershipsOf(row).map((id) => ({ id, type: 'organization-memberships' as const })) }
   }, `${prefix}/teams/${segment(row.id)}`)
 }
 

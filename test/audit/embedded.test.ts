@@ -38,12 +38,13 @@ t.test(`the audit trail in a host app, under its prefix, with its authentication
     t.equal(events.at(-1).request.id, 'trace-abc123', 'the host’s request id')
   })
 
-  t.test('an organization the host authenticates reads its trail; a user does not', async (t) => {
+  t.test('an organization the host authenticates reads its trail, and so does an owner; anyone else does not', async (t) => {
     const res = await read({ 'x-org': 'org-acme' })
     t.equal(res.statusCode, 200)
     t.match(res.headers['content-type'], /^application\/json/)
     t.equal(res.json().pagination.total_count, 5, 'the seed’s four grants and the add')
-    t.equal((await read({ 'x-user': 'user-owner' })).statusCode, 404, 'an owner, but a user')
+    t.same((await read({ 'x-user': 'user-owner' })).json(), res.json(), 'an owner: the organization’s trail (DESIGN §8)')
+    t.equal((await read({ 'x-user': 'user-writer' })).statusCode, 404, 'a member who is no owner')
     t.equal((await read({})).statusCode, 401, 'the host’s authenticate said null')
     t.equal((await trail.read(TOKENS.organization)).statusCode, 401, 'bearer tokens mean nothing when the host authenticates')
   })

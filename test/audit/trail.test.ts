@@ -139,10 +139,17 @@ t.test(`the audit trail on ${ENGINE}`, async (t) => {
     t.equal(res.json().data.length, 2)
   })
 
-  t.test('only an organization token reads a trail, its own organization’s; anyone else gets the ordinary 404', async (t) => {
+  t.test('its owners read a trail — the organization token, the owners team’s token, the owners team’s members; anyone else gets the ordinary 404', async (t) => {
     const missing = await app.inject({ url: '/api/v2/team-workspaces/tws-nope', headers: { authorization: `Bearer ${TOKENS.organization}` } })
+    const byOrganization = (await trail.read(TOKENS.organization)).json()
+    t.ok(byOrganization.data.length > 0)
+    for (const [who, token] of [['the owners team’s token', TOKENS.ownersTeam], ['an owner’s user token', TOKENS.owner]] as const) {
+      const res = await trail.read(token)
+      t.equal(res.statusCode, 200, who)
+      t.same(res.json(), byOrganization, `${who}: the organization’s trail, as its organization token reads it`)
+    }
     for (const [who, token] of [
-      ['the owners team’s token', TOKENS.ownersTeam], ['an owner’s user token', TOKENS.owner], ['a workspace admin', TOKENS.workspaceAdmin],
+      ['a workspace admin', TOKENS.workspaceAdmin], ['a manage-workspaces member', TOKENS.manager],
       ['a team token', TOKENS.nonOwnerTeam], ['a member', TOKENS.writer], ['a user of another organization', TOKENS.otherOrganization], ['a user in no team', TOKENS.noTeam]
     ] as const) {
       const res = await trail.read(token)
@@ -158,5 +165,23 @@ t.test(`the audit trail on ${ENGINE}`, async (t) => {
     const anonymous = await trail.read(null)
     t.equal(anonymous.statusCode, 401)
     t.same(anonymous.json(), { errors: [{ status: '401', title: 'unauthorized' }] })
+  })
+
+  t.test('an owner of two organizations names one; an owner no more reads nothing from the next request', async (t) => {
+    await app.teamAccess.directory.createTeam({ organizationId: 'org-initech', name: 'owners', owners: true })
+    const initechOwners = await app.db.selectFrom('teams').select('id').where('organization_id', '=', 'org-initech').where('is_owners', '=', true).executeTakeFirstOrThrow()
+    await app.teamAccess.directory.addMember({ teamId: initechOwners.id, userId: 'user-owner' })
+    await app.teamAccess.directory.addMember({ teamId: initechOwners.id, userId: 'user-manager' })
+    const both = await trail.read(TOKENS.owner)
+    t.equal(both.statusCode, 422, 'which trail is not said')
+    t.same(both.json().errors[0], { status: '422', title: 'invalid parameter', detail: 'this token owns several organizations: name one with organization=<its name>', source: { parameter: 'organization' } })
+    t.same((await trail.read(TOKENS.owner, '?organization=initech')).json(), (await trail.read(INITECH)).json(), 'initech’s, named')
+    t.same((await trail.read(TOKENS.owner, '?organization=acme')).json(), (await trail.read(TOKENS.organization)).json(), 'acme’s, named')
+    const other = await trail.read(TOKENS.owner, '?organization=globex')
+    t.equal(other.statusCode, 404, 'an organization it does not own: the ordinary 404')
+    t.equal((await trail.read(TOKENS.owner, '?organization=nowhere')).statusCode, 404)
+    await app.teamAccess.directory.removeMember({ teamId: initechOwners.id, userId: 'user-owner' })
+    t.equal((await trail.read(TOKENS.owner, '?organization=initech')).statusCode, 404, 'an owner no more: from the very next request')
+    t.equal((await trail.read(TOKENS.owner)).statusCode, 200, 'its one organization again, unnamed')
   })
 })

@@ -57,13 +57,14 @@ t.test(`token → caller (DESIGN §3) on ${ENGINE}`, async (t) => {
     })
   })
   t.test('a user token acts as the user with all their memberships, in every organization', async (t) => {
+    // and, for each organization it is an active member of (DESIGN §14.2), a row that grants nothing: a member with no team is a member
     t.same(await grantsOf('bob-token-1234'), {
       caller: { kind: 'user', userId: 'user-bob' },
-      grants: [grant('org-acme', 'team-ops', false, true, true), grant('org-acme', 'team-red', false), grant('org-globex', 'team-gx', false)]
+      grants: [grant('org-acme', null, false), grant('org-acme', 'team-ops', false, true, true), grant('org-acme', 'team-red', false), grant('org-globex', null, false), grant('org-globex', 'team-gx', false)]
     })
     t.same(await grantsOf('alice-token-123'), {
       caller: { kind: 'user', userId: 'user-alice' },
-      grants: [grant('org-acme', 'team-owners', true)]
+      grants: [grant('org-acme', null, false), grant('org-acme', 'team-owners', true)]
     })
   })
   t.test('a user in no team is a member of nothing', async (t) => {

@@ -17,7 +17,7 @@ t.test(`migrations on ${ENGINE}`, async (t) => {
     t.same(await migrate(db), [], 'nothing left to apply')
     const tables = await db.introspection.getTables()
     t.same(tables.map((x) => x.name).sort(),
-      ['audit_events', 'organizations', 'projects', 'revoked_tokens', 'seed_grants', 'team_access_migrations', 'team_access_migrations_lock', 'team_memberships',
+      ['audit_events', 'mirrors', 'organization_membership_teams', 'organization_memberships', 'organizations', 'projects', 'revoked_tokens', 'seed_grants', 'team_access_migrations', 'team_access_migrations_lock', 'team_memberships',
         'team_projects', 'team_workspaces', 'teams', 'tokens', 'users', 'workspace_access_counts', 'workspaces'])
   })
 

@@ -13,7 +13,9 @@ import { bearer, build, ENGINE, freshLocation, testConfig } from '../helper.js'
  * seed that project — whole: its team-project rows go before the seed's workspace lands in it, and
  * the apply warns. A project renamed, or a team created, into a name the next seed declares with
  * an id is renamed out of the way, with its event and a warning: the seed applies, the service
- * starts.
+ * starts. Workspaces too, now that the API makes them (DESIGN §14.1): one declared by name is
+ * adopted whole (the team-access rows the document does not declare go), one declared with an id
+ * takes its name back.
  */
 const json = { 'content-type': 'application/vnd.api+json' }
 
@@ -33,7 +35,7 @@ const base = () => ({
       { id: 'team-q-people', name: 'people', 'organization-access': { 'manage-teams': true }, members: ['mo'] },
       { id: 'team-q-devs', name: 'devs', members: [] as string[] }
     ],
-    workspaces: [{ id: 'ws-q-prod', name: 'prod' }] as Array<{ id: string, name: string, project?: string }>,
+    workspaces: [{ id: 'ws-q-prod', name: 'prod' }] as Array<{ id?: string, name: string, project?: string }>,
     projects: [] as Array<{ id?: string, name: string }>,
     'project-access': [] as Array<{ team: string, project: string, access: 'read' | 'write' | 'admin' }>
   }]
@@ -165,4 +167,57 @@ t.test(`names a seed declares with ids, taken through the API, are renamed out o
     t.same(summary.changed.teams, ['acme/payments (renamed "payments-renamed-2": the seed declares the name)'])
     t.equal((await started.db.selectFrom('teams').select('name').where('id', '=', squat2.json().data.id).executeTakeFirstOrThrow()).name, 'payments-renamed-2')
   })
+})
+
+t.test(`a workspace the API made under a name a seed declares: adopted whole by name, renamed out of the way for an id (${ENGINE})`, async (t) => {
+  const app = await build(t, { seed: base() })
+  const project = await sandbox(t, app)
+  // cora, admin of her sandbox (admin on its workspaces), makes a workspace there under the name the operator's next seed declares
+  const create = async (name: string) => {
+    const made = await app.inject({ method: 'POST', url: '/api/v2/organizations/acme/workspaces', headers: { ...json, ...bearer('q-org-token') }, payload: JSON.stringify({ data: { type: 'workspaces', attributes: { name }, relationships: { project: { data: { type: 'projects', id: project } } } } }) })
+    t.equal(made.statusCode, 201, `a workspace "${name}" in the sandbox`)
+    const id = made.json().data.id as string
+    // and gives her own team admin on it, a row that stays wherever the workspace goes
+    const row = await app.inject({
+      method: 'POST',
+      url: '/api/v2/team-workspaces',
+      headers: { ...json, ...bearer('q-cora-token') },
+      payload: JSON.stringify({ data: { type: 'team-workspaces', attributes: { access: 'admin' }, relationships: { team: { data: { type: 'teams', id: 'team-q-sandbox' } }, workspace: { data: { type: 'workspaces', id } } } } })
+    })
+    t.equal(row.statusCode, 200, 'cora gives her team admin on it')
+    return id
+  }
+  const billing = await create('billing')
+  const ledger = await create('ledger')
+
+  const next = base()
+  next.organizations[0]!.workspaces.push({ name: 'billing' }, { id: 'ws-q-ledger', name: 'ledger' })
+  next.organizations[0]!['team-access' as never] = [{ team: 'devs', workspace: 'billing', access: 'write' }] as never
+  const summary = await applySeed(app.db, next)
+
+  // by name: the seed's whole, placed where the seed says (the default project), cora's row gone with its event
+  const adopted = await app.db.selectFrom('workspaces as w').innerJoin('projects as p', 'p.id', 'w.project_id').select(['w.managed_by', 'p.is_default']).where('w.id', '=', billing).executeTakeFirstOrThrow()
+  t.same(adopted, { managed_by: 'seed', is_default: true }, 'billing is the seed’s, in the project the seed says')
+  t.same(await app.db.selectFrom('team_workspaces').select(['team_id', 'access']).where('workspace_id', '=', billing).execute(), [{ team_id: 'team-q-devs', access: 'write' }], 'only the seed’s grant')
+  t.same(summary.removed.teamAccess, ['sandboxers on acme/billing'])
+  t.ok(summary.warnings.includes('workspace acme/billing: made through the API, now the seed\'s — 1 team-access row it does not declare removed'), 'the apply warns, naming it')
+  t.equal((await app.inject({ url: `/api/v2/workspaces/${billing}`, headers: bearer('q-cora-token') })).statusCode, 404, 'cora reaches nothing of the seed’s billing')
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/workspaces/${billing}`, headers: bearer('q-cora-token') })).statusCode, 404, 'nor deletes it')
+  t.ok((await trail(app)).some(([type, action, meta]) => type === 'workspace' && action === 'remove_team' && (meta as any).team === 'sandboxers'), 'the removal in the audit trail, by the system')
+
+  // with an id: the seed's ledger is a new workspace under the name; cora's is renamed out of the way, hers still
+  const names = Object.fromEntries((await app.db.selectFrom('workspaces').select(['id', 'name', 'managed_by']).where('id', 'in', [ledger, 'ws-q-ledger']).execute()).map((row) => [row.id, [row.name, row.managed_by]]))
+  t.same(names, { [ledger]: ['ledger-renamed', 'api'], 'ws-q-ledger': ['ledger', 'seed'] })
+  t.ok(summary.warnings.some((w) => w.startsWith(`workspace acme/ledger (${ledger}), made through the API, held the name the seed declares for ws-q-ledger: renamed "ledger-renamed"`)))
+  t.equal((await app.teamAccess.effectiveAccess({ caller: { kind: 'user', userId: 'user-q-cora' }, workspaceId: 'ws-q-ledger' })).access, null, 'cora reaches nothing of the seed’s ledger')
+
+  const again = await applySeed(app.db, next)
+  t.same(again.warnings.filter((w) => w.startsWith('workspace acme/')), [], 'adopted once: the next apply warns nothing')
+
+  // a team-access entry naming a workspace the API made, which the document does not declare: refused, naming it
+  const squat = await create('audit')
+  const refused = base()
+  refused.organizations[0]!['team-access' as never] = [{ team: 'devs', workspace: 'audit', access: 'read' }] as never
+  await t.rejects(applySeed(app.db, refused), /workspace "audit" was made through the API: declare it under "workspaces"/)
+  t.equal((await app.db.selectFrom('team_workspaces').select('id').where('workspace_id', '=', squat).execute()).length, 1, 'nothing applied')
 })

@@ -340,18 +340,20 @@ t.test(`a seed's removals are in the audit trail, by the system (${ENGINE})`, as
     ['team', 'remove_member', { team: 'blue', user: 'ben' }],
     ['team', 'remove_member', { team: 'red', user: 'ben' }],
     ['authentication-token', 'destroy', { subject: 'red' }],
-    ['team', 'destroy', { team: 'red' }]
-  ].map((e) => JSON.stringify(e)).sort(), 'the user’s memberships (their own token is in no organization’s trail), the team’s token and the team')
-  t.equal(events.length, 4)
+    ['team', 'destroy', { team: 'red' }],
+    ['organization-membership', 'destroy', { user: 'ben' }]
+  ].map((e) => JSON.stringify(e)).sort(), 'the user’s memberships of teams and of the organization (their own token is in no organization’s trail), the team’s token and the team')
+  t.equal(events.length, 5)
   for (const e of events) {
     t.match(e, { version: '0', type: 'Resource', auth: { accessor_id: null, description: 'seed', type: 'System', organization_id: 'org-sync' } })
     t.notOk(JSON.stringify(e).includes('token-one') || JSON.stringify(e).includes('sync-red-token'), 'never a secret')
   }
   t.equal(events.find((e) => e.resource.type === 'team' && e.resource.action === 'destroy').resource.id, 'team-s-red')
   const other = await trail('other-org-token')
-  t.same(other.map((e) => [e.resource.type, e.resource.action, e.resource.meta]), [
+  t.same(other.map((e) => JSON.stringify([e.resource.type, e.resource.action, e.resource.meta])).sort(), [
+    ['organization-membership', 'destroy', { user: 'ben' }],
     ['team', 'remove_member', { team: 'x', user: 'ben' }]
-  ], 'each organization records the memberships it lost, and nothing of the user’s own token')
+  ].map((e) => JSON.stringify(e)), 'each organization records the memberships it lost, and nothing of the user’s own token')
 })
 
 t.test(`every organization-access flag is the seed's to give; absent flags are false (${ENGINE})`, async (t) => {

@@ -122,9 +122,10 @@ t.test(`the host's directory (${ENGINE})`, async (t) => {
     t.equal(await rowOf(db, 'tokens', token.id), undefined, 'and its tokens')
     const trailed = await events()
     t.same(trailed.map((e) => JSON.stringify([e.resource_type, e.action, e.meta])).sort(), [
+      ['organization-membership', 'destroy', { user: 'cyd' }],
       ['team', 'remove_member', { team: 'owners', user: 'cyd' }],
       ['team', 'remove_member', { team: 'red', user: 'cyd' }]
-    ].map((e) => JSON.stringify(e)), 'one remove_member per membership (a user’s own token is in no organization’s trail)')
+    ].map((e) => JSON.stringify(e)), 'one remove_member per membership, its organization membership destroyed (a user’s own token is in no organization’s trail)')
     t.ok(trailed.every((e) => e.accessor_kind === 'system' && e.accessor_description === 'hr-sync' && e.request_id === 'req-offboard'), 'System, the actor, the request id')
 
     await refused(t, dir.removeUser('user-ann'), 'invalid', /last member of the owners team/, 'the last owner')
@@ -274,13 +275,19 @@ t.test(`the host's directory (${ENGINE})`, async (t) => {
     t.same(await dir.changeWorkspace(ws.id, { name: 'stage' }), { ...ws, name: 'stage' })
     await refused(t, dir.changeWorkspace(ws.id, { name: 'prod' }), 'conflict', /workspace with this name/, 'a rename to a taken name')
     await refused(t, dir.removeWorkspace('ws-nope'), 'not-found', /no workspace/, 'a missing workspace')
-    t.same(await events(), [])
+    t.same((await events()).map((e) => [e.resource_type, e.action, e.resource_id, e.meta, e.accessor_description]), [
+      ['workspace', 'create', ws.id, { workspace: 'staging' }, 'host'],
+      ['workspace', 'update', ws.id, { workspace: 'stage' }, 'host']
+    ], 'a workspace created and renamed by the host: its events (DESIGN §14.1), none for a refusal')
 
     await dir.removeWorkspace('ws-prod')
     t.equal(await rowOf(db, 'workspaces', 'ws-prod'), undefined, 'the seed’s workspace removed')
     t.same(await db.selectFrom('team_workspaces').selectAll().where('workspace_id', '=', 'ws-prod').execute(), [], 'with its team access')
     t.same(await db.selectFrom('seed_grants').selectAll().where('workspace_id', '=', 'ws-prod').execute(), [], 'and its remembered grants')
-    t.same((await events()).map((e) => [e.action, e.team_id, e.workspace_id]), [['remove_team', 'team-red', 'ws-prod']], 'one remove_team')
+    t.same((await events()).map((e) => [e.action, e.team_id, e.workspace_id, e.resource_id, e.meta]), [
+      ['remove_team', 'team-red', 'ws-prod', null, null],
+      ['destroy', null, null, 'ws-prod', { workspace: 'prod' }]
+    ], 'one remove_team, then the workspace destroyed')
   })
 
   t.test('tokens: create for a team, an organization, a user; the secret; remove', async (t) => {
@@ -374,7 +381,7 @@ t.test(`the host's directory (${ENGINE})`, async (t) => {
     const doc = seed()
     doc.organizations[0]!.teams[1] = { id: 'team-red', name: 'red', members: [] as string[], tokens: [] as string[] } as any
     const summary = await applySeedDocument(db, doc)
-    t.same(summary.removed.memberships, ['acme/red: ben'], 'the seed’s membership it no longer declares is removed')
+    t.same(summary.removed.memberships, ['acme/red: ben', 'acme: ben'], 'the seed’s membership it no longer declares is removed, and ben, in no team of acme, leaves it (DESIGN §14.2)')
     t.same(summary.removed.tokens, ['team acme/red'], 'and its token')
     t.same(summary.removed.teams, [])
     t.same(summary.removed.users, [])

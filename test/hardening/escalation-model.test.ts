@@ -18,6 +18,9 @@ import { recordFigure } from './figures.js'
  * on it), a row given on one, a project renamed by its admin — to a name a later seed declares
  * among others — and seeds that declare project and team names, without ids (adopting what holds
  * the name) and with ids (renaming it out of the way), placing the seed's workspace in the project.
+ * Workspaces and people through the API (DESIGN §14): workspaces made in a project, moved between
+ * projects, deleted; people invited by email into a team, and memberships ended — a workspace made
+ * or moved gives each caller no more than it already held on every workspace of its project.
  * After each step every caller's effective access on every workspace is computed from the tables
  * by the reference model (test/model/rules.ts, which shares no code with the service; a
  * team-project row counts on each workspace of its project as DESIGN §11.2 maps it) and compared
@@ -68,7 +71,8 @@ const worldArb = fc.record({
 })
 const OPS = ['addMember', 'addMember', 'removeMember', 'mintToken', 'mintToken', 'createTeam', 'updateTeam', 'deleteTeam',
   'addRow', 'addRow', 'updateRow', 'removeRow', 'revokeToken', 'seed',
-  'createProject', 'ownerProject', 'giveProjectRow', 'renameProject', 'renameProject', 'seed'] as const
+  'createProject', 'ownerProject', 'giveProjectRow', 'renameProject', 'renameProject', 'seed',
+  'createWorkspace', 'createWorkspace', 'moveWorkspace', 'moveWorkspace', 'moveWorkspace', 'deleteWorkspace', 'invite', 'invite', 'leave', 'leave', 'removeMember'] as const
 const stepArb = fc.record({
   op: fc.constantFrom(...OPS),
   actor: fc.nat(),
@@ -79,6 +83,8 @@ const stepArb = fc.record({
   flags: flagsArb,
   description: fc.boolean(),
   projectLevel: fc.constantFrom(...PROJECT_LEVELS),
+  // a custom project row's workspace-access booleans: who may create, move and delete workspaces there (DESIGN §14.1)
+  workspaceFlags: fc.record({ create: fc.boolean(), move: fc.boolean(), delete: fc.boolean() }),
   withIds: fc.boolean()
 })
 
@@ -96,6 +102,8 @@ interface State {
   /** Each workspace's project. */
   placed: Map<string, string>
   projectRows: Array<{ id: string, teamId: string, projectId: string, access: string, permissions: Permissions }>
+  /** Each person's organization membership (DESIGN §14.2), by user id. */
+  people: Map<string, string>
 }
 
 /** The teams each caller — a user (any of its tokens), a team or organization token — acts through. */
@@ -125,6 +133,16 @@ function holdings (state: State, workspaces: string[], ignored = new Map<string,
   return new Map([...callersOf(state)].map(([name, teams]) => [name, new Map(workspaces.map((ws) => [ws, answerOf(teams, { id: ws, organizationId: 'org-acme' }, rowsOn(ws))]))]))
 }
 
+/**
+ * What each caller holds on any workspace of `projectId`, by its flags and the project's rows alone:
+ * what a workspace made there, or moved there, may give it (DESIGN §14.1) — nothing beyond.
+ */
+function projectHoldings (state: State, projectId: string): Map<string, Answer | null> {
+  const rows = state.projectRows.filter((row) => row.projectId === projectId)
+    .map((row) => ({ id: row.id, teamId: row.teamId, workspaceId: 'ws-anywhere-there', access: ON_WORKSPACE[row.access]!, permissions: row.permissions }))
+  return new Map([...callersOf(state)].map(([name, teams]) => [name, answerOf(teams, { id: 'ws-anywhere-there', organizationId: 'org-acme' }, rows)]))
+}
+
 /** `answer` holds nothing beyond `limit`: its level and each permission at most the stronger of the two limits'. An admin limit holds everything (an admin may grant any row). */
 function within (answer: Answer | null, ...limits: Array<Answer | null>): boolean {
   if (answer === null) return true
@@ -138,14 +156,15 @@ function within (answer: Answer | null, ...limits: Array<Answer | null>): boolea
 }
 
 async function readState (app: FastifyInstance): Promise<State> {
-  const [teams, rows, memberships, tokens, projects, workspaces, projectRows] = await Promise.all([
+  const [teams, rows, memberships, tokens, projects, workspaces, projectRows, people] = await Promise.all([
     app.db.selectFrom('teams').selectAll().where('organization_id', '=', 'org-acme').orderBy('name').execute(),
     app.db.selectFrom('team_workspaces').selectAll().execute(),
     app.db.selectFrom('team_memberships').select(['team_id', 'user_id', 'managed_by']).orderBy('user_id').execute(),
     app.db.selectFrom('tokens').select(['id', 'kind', 'team_id', 'user_id', 'organization_id']).execute(),
     app.db.selectFrom('projects').select(['id', 'name', 'managed_by']).where('organization_id', '=', 'org-acme').orderBy('name').execute(),
     app.db.selectFrom('workspaces').select(['id', 'project_id']).where('organization_id', '=', 'org-acme').execute(),
-    app.db.selectFrom('team_projects').selectAll().where('organization_id', '=', 'org-acme').orderBy('id').execute()
+    app.db.selectFrom('team_projects').selectAll().where('organization_id', '=', 'org-acme').orderBy('id').execute(),
+    app.db.selectFrom('organization_memberships').select(['id', 'user_id']).where('organization_id', '=', 'org-acme').orderBy('user_id').execute()
   ])
   const acme = new Set(teams.map((team) => team.id))
   return {
@@ -170,7 +189,8 @@ async function readState (app: FastifyInstance): Promise<State> {
       projectId: x.project_id,
       access: x.access,
       permissions: { runs: x.runs, variables: x.variables, 'state-versions': x.state_versions, 'sentinel-mocks': x.sentinel_mocks, 'workspace-locking': x.workspace_locking, 'run-tasks': x.run_tasks, 'policy-overrides': false } as Permissions
-    }))
+    })),
+    people: new Map(people.map((x) => [x.user_id, x.id]))
   }
 }
 
@@ -188,7 +208,7 @@ t.test(`no caller who is not an owner hands out more than it holds — random wo
     if (existing !== undefined) await app.teamAccess.directory.removeOrganization('org-acme')
     await app.db.deleteFrom('organizations').where('id', '=', 'org-other').execute()
     await app.db.deleteFrom('users').execute()
-    const users = Array.from({ length: USERS }, (_, u) => ({ id: `user-${r}-u${u}`, username: `${r}-u${u}`, tokens: [`${r}-user-token-${u}`] }))
+    const users = Array.from({ length: USERS }, (_, u) => ({ id: `user-${r}-u${u}`, username: `${r}-u${u}`, email: `${r}-u${u}@example.com`, tokens: [`${r}-user-token-${u}`] }))
     const teams = raw.teams.map((x, i) => ({ id: `team-${r}-t${i}`, name: `t${i}`, ...x }))
     const members = [...new Set(raw.members.map(([u, ti]) => `${u}:${ti % teams.length}`))].map((key) => key.split(':').map(Number) as [number, number])
     const workspaces = Array.from({ length: WORKSPACES }, (_, w) => `ws-${r}-w${w}`)
@@ -198,7 +218,7 @@ t.test(`no caller who is not an owner hands out more than it holds — random wo
       if (![...rows.values()].some((x) => x.team === team.name && x.ws === w)) rows.set(`tws-${r}-r${i}`, { team: team.name, ws: w })
     })
     const base = {
-      users: [...users, { id: `user-${r}-outsider`, username: `${r}-outsider`, tokens: [`${r}-outsider-token`] }],
+      users: [...users, { id: `user-${r}-outsider`, username: `${r}-outsider`, email: `${r}-outsider@example.com`, tokens: [`${r}-outsider-token`] }],
       organizations: [{
         id: 'org-acme',
         name: 'acme',
@@ -242,6 +262,7 @@ t.test(`no caller who is not an owner hands out more than it holds — random wo
     let state = await readState(app)
     let apiTeams = 0
     let apiProjects = 0
+    let apiWorkspaces = 0
     const owner = { name: 'the organization token', token: `${r}-org-token`, key: `token ${tokenIds.get(tokenDigest(`${r}-org-token`))!}` }
 
     // and once a world, the review's squat: the sandbox's admin renames it to the name the next seed declares without an id
@@ -249,7 +270,9 @@ t.test(`no caller who is not an owner hands out more than it holds — random wo
       { ...plan[1]!, op: 'seed', withIds: false, a: 1, b: step0(run) })
     for (const step of plan) {
       steps++
-      const before = holdings(state, workspaces)
+      // every workspace of acme, the seed's and those made through the API
+      const everyWorkspace = (of: State) => [...of.placed.keys()].sort()
+      const before = holdings(state, everyWorkspace(state))
       const previous = state
       // an owner's step is the owner's (it holds everything): the world an adversary then works in; a rename is as
       // often as not by a caller holding an admin row on a project the API made: its admin
@@ -261,7 +284,9 @@ t.test(`no caller who is not an owner hands out more than it holds — random wo
       const headers = { authorization: `Bearer ${actor.token}`, 'content-type': 'application/vnd.api+json' }
       const teamIds = state.teams.filter((x) => !x.isOwners).map((x) => x.id).concat(state.teams.filter((x) => x.isOwners).map((x) => x.id))
       const team = teamIds[step.a % teamIds.length]!
-      const ws = workspaces[step.b % workspaces.length]!
+      const ws = everyWorkspace(state)[step.b % state.placed.size]!
+      const apiMadeWorkspaces = everyWorkspace(state).filter((w) => !workspaces.includes(w))
+      const apiWorkspace = apiMadeWorkspaces.length > 0 ? apiMadeWorkspaces[step.b % apiMadeWorkspaces.length]! : ws
       const user = step.b % (USERS + 1) === USERS ? `${r}-outsider` : `${r}-u${step.b % (USERS + 1)}`
       const send = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown) =>
         await app.inject({ method, url: `/api/v2${url}`, headers, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) })
@@ -269,7 +294,7 @@ t.test(`no caller who is not an owner hands out more than it holds — random wo
       let seeded: { team: string, members: string[], project: string } | undefined
       const projectName = `${PROJECT_NAMES[step.b % PROJECT_NAMES.length]!}`
       const giveRow = async (projectId: string, teamId: string, access: string = step.projectLevel) => await send('POST', '/team-projects', {
-        data: { type: 'team-projects', attributes: { access, ...(access === 'custom' ? { 'workspace-access': { runs: step.custom.runs, variables: step.custom.variables } } : {}) }, relationships: { team: { data: { type: 'teams', id: teamId } }, project: { data: { type: 'projects', id: projectId } } } }
+        data: { type: 'team-projects', attributes: { access, ...(access === 'custom' ? { 'workspace-access': { runs: step.custom.runs, variables: step.custom.variables, ...step.workspaceFlags } } : {}) }, relationships: { team: { data: { type: 'teams', id: teamId } }, project: { data: { type: 'projects', id: projectId } } } }
       })
       switch (step.op) {
         case 'addMember':
@@ -341,6 +366,33 @@ t.test(`no caller who is not an owner hands out more than it holds — random wo
           // a project admin renames their project, mostly to a name a seed declares
           status = (await send('PATCH', `/projects/${project.id}`, { data: { type: 'projects', attributes: { name: step.description || step.withIds ? projectName : `renamed ${steps}` } } })).statusCode
           break
+        case 'createWorkspace':
+          // a workspace made in a project (DESIGN §14.1): owners, manage-workspaces, a project row with create there
+          status = (await send('POST', '/organizations/acme/workspaces', { data: { type: 'workspaces', attributes: { name: `made-${apiWorkspaces++}`, 'auto-apply': step.description }, relationships: { project: { data: { type: 'projects', id: project.id } } } } })).statusCode
+          break
+        case 'moveWorkspace':
+          // owners, manage-projects, or move on both projects: what the workspace then inherits is the target's (mostly
+          // one the API made: the seed's refuse the API, 422)
+          status = (await send('PATCH', `/workspaces/${step.a % 4 === 0 ? ws : apiWorkspace}`, { data: { type: 'workspaces', relationships: { project: { data: { type: 'projects', id: project.id } } } } })).statusCode
+          break
+        case 'deleteWorkspace':
+          status = (await send('DELETE', `/workspaces/${step.a % 4 === 0 ? ws : apiWorkspace}`)).statusCode
+          break
+        case 'invite': {
+          // an organization membership by email with a team (DESIGN §14.2), mostly of someone not yet a member (an email
+          // already one: 422): the user exists, so it is active and in the team at once — or, now and then, an email no user has
+          const outside = [...Array.from({ length: USERS }, (_, u) => `${r}-u${u}`), `${r}-outsider`].filter((name) => !state.people.has(`user-${name}`))
+          const invited = step.a % 5 === 0 ? `${r}-newcomer-${steps}` : outside.length > 0 ? outside[step.b % outside.length]! : user
+          status = (await send('POST', '/organizations/acme/organization-memberships', { data: { type: 'organization-memberships', attributes: { email: `${invited}@example.com` }, relationships: { teams: { data: [{ type: 'teams', id: team }] } } } })).statusCode
+          break
+        }
+        case 'leave': {
+          // mostly someone whose team memberships here the seed does not manage (a seed's: 422)
+          const free = [...state.people].filter(([userId]) => state.memberships.every((m) => m.userId !== userId || m.managedBy !== 'seed'))
+          const membership = free.length > 0 && step.a % 4 !== 0 ? free[step.b % free.length]![1] : state.people.get(`user-${user}`)
+          status = membership === undefined ? 0 : (await send('DELETE', `/organization-memberships/${membership}`)).statusCode
+          break
+        }
         case 'seed': {
           // the operator declares, by name, a team the API may have made (adopting it), with flags and members of its own —
           // or under its own id (a team of that name is renamed out of the way); and a project by a name an API caller may
@@ -356,7 +408,14 @@ t.test(`no caller who is not an owner hands out more than it holds — random wo
           org.projects.push({ ...(step.withIds ? { id: `prj-${r}-seed-${declaring.toLowerCase()}` } : {}), name: declaring })
           org.workspaces[2] = { ...org.workspaces[2]!, project: declaring } as never
           if (step.description) org['project-access'].push({ team: name, project: declaring, access: step.projectLevel, ...(step.projectLevel === 'custom' ? { 'workspace-access': { runs: 'plan' } } : {}) })
-          const summary = await applySeed(app.db, document)
+          // a project the seed managed and no longer declares, which now holds a workspace the API made there, fails the
+          // apply whole (DESIGN §11.5): nothing changes, which the comparison below sees as any refusal
+          const summary = await applySeed(app.db, document).catch((err: Error) => { if (/no longer declared but still holds/.test(err.message)) return undefined; throw err })
+          if (summary === undefined) {
+            status = 422
+            seeded = undefined
+            break
+          }
           status = 200
           if (summary.warnings.some((w) => /renamed "/.test(w))) done.set('seed renamed a squatter', (done.get('seed renamed a squatter') ?? 0) + 1)
           if (summary.warnings.some((w) => /^project .*now the seed's — [1-9]/.test(w))) done.set('seed adopted a project, rows removed', (done.get('seed adopted a project, rows removed') ?? 0) + 1)
@@ -395,15 +454,20 @@ t.test(`no caller who is not an owner hands out more than it holds — random wo
           return now !== previous.placed.get(w) && !adopted && (before?.managedBy === 'seed' || isDefault.has(now)) ? [[w, now]] : []
         }))
       }
-      const after = holdings(state, workspaces, ignored)
+      const after = holdings(state, everyWorkspace(state), ignored)
       const callers = callersOf(state)
       const actorHeld = before.get(actor.key)
       for (const [caller, held] of after) {
-        for (const w of workspaces) {
+        for (const w of everyWorkspace(state)) {
           const was = before.get(caller)?.get(w) ?? null
           const now = held.get(w) ?? null
+          // a workspace made now, or moved now, gives what the caller already held on every workspace of its project there
+          const made = !previous.placed.has(w)
+          const moved = !made && previous.placed.get(w) !== state.placed.get(w) && seeded === undefined
           let allowed: boolean
-          if (seeded !== undefined) {
+          if (made || moved) {
+            allowed = within(now, made ? null : was, projectHoldings(previous, state.placed.get(w)!).get(caller) ?? null)
+          } else if (seeded !== undefined) {
             // a seed grants only to what it declares: the declared members of the team it names — and, on a
             // team it already managed, to whoever the API added to it then (a seed team's API members
             // and tokens are the API's, made by callers who held the team's grants as they were)
@@ -414,19 +478,20 @@ t.test(`no caller who is not an owner hands out more than it holds — random wo
             allowed = within(now, was, actorHeld?.get(w) ?? null)
           }
           if (!allowed) {
-            violations.push(`${r} step ${steps}: ${actor.name} ${key} (${team}, ${ws}, ${user}): ${caller} on ${w} went from ${JSON.stringify(was)} to ${JSON.stringify(now)}; the actor held ${JSON.stringify(actorHeld?.get(w) ?? null)}`)
+            violations.push(`${r} step ${steps}: ${actor.name} ${key} (${team}, ${ws}, ${user}, ${project.id}): ${caller} on ${w} went from ${JSON.stringify(was)} to ${JSON.stringify(now)}; the actor held ${JSON.stringify(actorHeld?.get(w) ?? null)}`)
             return false
           }
         }
       }
     }
     return true
-  }), { numRuns: RUNS, seed: SEED, endOnFailure: true }).catch((err: Error) => { if (violations.length === 0) violations.push(err.message.split('\n').slice(0, 3).join(' ')) })
+  }), { numRuns: RUNS, seed: SEED, endOnFailure: true }).catch((err: Error) => { if (violations.length === 0) violations.push(String((err.cause as Error | undefined)?.stack ?? err.message).split('\n').slice(0, 6).join(' ')) })
 
   t.same(violations, [], `${steps} steps over ${run} worlds (seed ${SEED})`)
   t.ok(steps >= 300, `at least 300 steps (${steps})`)
   // the calls did things: a property that only ever saw refusals would prove nothing
-  for (const op of ['addMember 204', 'mintToken 201', 'addRow 200', 'removeMember 204', 'createTeam 201', 'createProject 201', 'ownerProject 201', 'renameProject 200', 'giveProjectRow 201', 'seed adopted a project, rows removed', 'seed renamed a squatter']) {
+  for (const op of ['addMember 204', 'mintToken 201', 'addRow 200', 'removeMember 204', 'createTeam 201', 'createProject 201', 'ownerProject 201', 'renameProject 200', 'giveProjectRow 201', 'seed adopted a project, rows removed', 'seed renamed a squatter',
+    'createWorkspace 201', 'moveWorkspace 200', 'deleteWorkspace 204', 'invite 201', 'leave 204']) {
     t.ok((done.get(op) ?? 0) > 0, `some ${op} (${done.get(op) ?? 0})`)
   }
   t.comment([...done].sort().map(([k, v]) => `${k}: ${v}`).join(', '))

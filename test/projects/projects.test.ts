@@ -171,7 +171,13 @@ t.test(`projects and team-project access (${ENGINE})`, async (t) => {
     const org = await call(app, TOKENS.writer, 'GET', '/organizations/acme')
     t.equal(org.status, 200, 'a member reads its organization')
     const defaultProject = org.json.data.relationships['default-project'].data.id
-    t.match(org.json.data, { id: 'acme', type: 'organizations', attributes: { name: 'acme' }, relationships: { 'default-project': { data: { type: 'projects' } } } })
+    t.match(org.json.data, { id: 'acme', type: 'organizations', attributes: { name: 'acme', 'external-id': /^org-/ }, relationships: { 'default-project': { data: { type: 'projects' } } } })
+    // HCP Terraform's permissions: an owner's can-update tells the mirror a token reads the whole organization (DESIGN §13.1)
+    const none = { 'can-update': false, 'can-destroy': false, 'can-create-team': false, 'can-create-workspace': false, 'can-create-project': false, 'can-manage-users': false }
+    t.same(org.json.data.attributes.permissions, none, 'a member of a team with no organization access: nothing')
+    t.equal(org.json.data.attributes.mirror, null, 'not a mirrored organization')
+    const owners = (await call(app, owner, 'GET', '/organizations/acme')).json.data.attributes.permissions
+    t.same(owners, Object.fromEntries(Object.keys(none).map((key) => [key, true])), 'an owner: everything')
     t.equal((await call(app, TOKENS.otherOrganization, 'GET', '/organizations/acme')).body, NOT_FOUND, 'no member: the 404 of a missing one')
     t.equal((await call(app, owner, 'GET', '/organizations/nope')).body, NOT_FOUND)
     const prod = await call(app, owner, 'GET', '/workspaces/ws-prod')

@@ -17,6 +17,7 @@ t.test(`team reads (DESIGN §7) on ${ENGINE}`, async (t) => {
   const missing = await get('/teams/team-missing', TOKENS.organization)
   t.equal(missing.statusCode, 404)
 
+  const redMembership = (await app.db.selectFrom('organization_memberships').select('id').where('user_id', '=', 'user-red').executeTakeFirstOrThrow()).id
   t.test('GET /teams/:id: owners see every team', async (t) => {
     for (const token of [TOKENS.organization, TOKENS.ownersTeam, TOKENS.owner]) {
       const res = await get('/teams/team-red', token)
@@ -35,7 +36,12 @@ t.test(`team reads (DESIGN §7) on ${ENGINE}`, async (t) => {
             // an owner may change the members of a seed team; the seed file alone deletes it
             permissions: { 'can-update-membership': true, 'can-destroy': false }
           },
-          relationships: { organization: { data: { id: 'acme', type: 'organizations' } }, users: { data: [{ id: 'user-red', type: 'users' }] } },
+          relationships: {
+            organization: { data: { id: 'acme', type: 'organizations' } },
+            users: { data: [{ id: 'user-red', type: 'users' }] },
+            // red-member's organization membership (DESIGN §14.3)
+            'organization-memberships': { data: [{ id: redMembership, type: 'organization-memberships' }] }
+          },
           links: { self: '/api/v2/teams/team-red' }
         }
       })
@@ -73,6 +79,6 @@ t.test(`team reads (DESIGN §7) on ${ENGINE}`, async (t) => {
     const notMember = await get('/organizations/acme/teams', TOKENS.otherOrganization)
     t.equal(notMember.statusCode, 404)
     t.equal(notMember.body, noOrg.body, 'an organization the caller is not a member of: the 404 of one that does not exist')
-    t.equal((await get('/organizations/acme/teams?include=organization-memberships', TOKENS.organization)).statusCode, 400, 'include of anything but users: 400')
+    t.equal((await get('/organizations/acme/teams?include=workspaces', TOKENS.organization)).statusCode, 400, 'include of anything but users and organization-memberships: 400')
   })
 })

@@ -32,7 +32,7 @@ t.test(`the Teams API (DESIGN §9.3) on ${ENGINE}`, async (t) => {
       'allow-member-token-management': true,
       permissions: { 'can-update-membership': true, 'can-destroy': true }
     }, 'visibility secret by default, every flag false')
-    t.same(team.relationships, { organization: { data: { id: 'acme', type: 'organizations' } }, users: { data: [] } })
+    t.same(team.relationships, { organization: { data: { id: 'acme', type: 'organizations' } }, users: { data: [] }, 'organization-memberships': { data: [] } })
     t.equal(team.links.self, `/api/v2/teams/${team.id}`)
     const row = await app.db.selectFrom('teams').select(['managed_by', 'organization_id']).where('id', '=', team.id).executeTakeFirstOrThrow()
     t.same(row, { managed_by: 'api', organization_id: 'org-acme' }, 'managed by the API')

@@ -89,8 +89,9 @@ t.test(`workspace reads (DESIGN §7) on ${ENGINE}`, async (t) => {
     t.equal((await get('/organizations/acme/workspaces?page%5Bsize%5D=101', TOKENS.organization)).statusCode, 422)
   })
 
-  t.test('include: empty is accepted, anything else is 400', async (t) => {
-    for (const url of ['/workspaces/ws-prod?include=', '/organizations/acme/workspaces?include=', '/organizations/acme/workspaces/prod?include=']) {
+  t.test('include: empty is accepted (and effective_tag_bindings on a workspace, which the provider sends: nothing included), anything else is 400', async (t) => {
+    for (const url of ['/workspaces/ws-prod?include=', '/organizations/acme/workspaces?include=', '/organizations/acme/workspaces/prod?include=',
+      '/workspaces/ws-prod?include=effective_tag_bindings', '/organizations/acme/workspaces/prod?include=effective_tag_bindings']) {
       t.equal((await get(url, TOKENS.organization)).statusCode, 200, url)
     }
     for (const url of ['/workspaces/ws-prod?include=organization', '/organizations/acme/workspaces?include=x', '/organizations/acme/workspaces/prod?include=current_run']) {
