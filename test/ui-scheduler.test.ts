@@ -91,3 +91,23 @@ t.test('a request sent later lets the others pass; close drops what waits', asyn
   t.ok(await dropped.then(() => false, (err: unknown) => err instanceof Cancelled), 'a request still waiting is dropped (Cancelled)')
   void blocked
 })
+
+t.test('a request that reaches the service late, or is answered late, never takes the page past the limit', async (t) => {
+  // a loaded browser: a request stalls up to 400 ms before it reaches the service (which counts it
+  // then, as @fastify/rate-limit does) and up to 400 ms more before its answer comes back
+  const service = rateLimited(10)
+  const scheduler = new Scheduler()
+  let seed = 20261128
+  const random = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31 }
+  const stall = async () => await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 400)))
+  const answers = await Promise.all(Array.from({ length: 50 }, async () => await scheduler.send(async () => {
+    await stall()
+    const answer = service.answer()
+    await stall()
+    return answer
+  })))
+  t.same(answers.map((a) => a.status), Array(50).fill(200), 'every answer 200')
+  t.equal(scheduler.throttled, 0, 'no 429')
+  const most = Math.max(...service.arrivals.map((at) => service.arrivals.filter((other) => other >= at && other < at + 1000).length))
+  t.ok(most <= 10, `at most 10 in any second where the service counts them (${most})`)
+})

@@ -1,16 +1,18 @@
 // The page's requests, kept within the caller's rate limit (DESIGN §12.2). The service states its
 // limit on every answer (@fastify/rate-limit: `x-ratelimit-limit`, `x-ratelimit-remaining`, and
 // `x-ratelimit-reset`, the seconds left in the window), and a 429 says when to come back
-// (`retry-after`, seconds). The scheduler starts a request only while, in the last window, fewer
-// requests than the limit less one started (the one left over covers a request that reaches the
-// service a little later than it left), at most MAX_IN_FLIGHT at once, and none while the service
-// asked for a pause. A 429 is waited out and the request sent again: never an error. A 503 with
+// (`retry-after`, seconds). The service counts a request when it reaches it: some time after the
+// page sent it and before its answer came back, and on a loaded machine either gap can be long. So
+// the scheduler counts each request from when it is sent until a window after its answer came, and
+// starts one only while fewer than the limit less one are counted (the one left over is the
+// person's other tools'): whatever the delays, no window of the service's holds more than that. At
+// most MAX_IN_FLIGHT at once, and none while the service asked for a pause. A 429 is waited out and the request sent again: never an error. A 503 with
 // `retry-after` (an overloaded service) is retried the same way, a few times.
 
 /** At most this many requests in flight: a browser's connections to one HTTP/1.1 origin. */
 const MAX_IN_FLIGHT = 6
-/** The window counted a little longer than the service's: a request reaches it after it left. */
-const MARGIN_MS = 100
+/** The window counted a little longer than the service's: timers and clocks are not exact. */
+const MARGIN_MS = 50
 /** A 503 with retry-after is sent again at most this many times. */
 const RETRIES_503 = 3
 
@@ -24,8 +26,8 @@ export class Scheduler {
   private limit: number | null | undefined = undefined
   /** The service's window, ms: the longest `x-ratelimit-reset` seen, at least a second. */
   private windowMs = 1000
-  /** When each request of the last window started (performance.now()). */
-  private readonly started: number[] = []
+  /** When each answer of the last window came (performance.now()), oldest first; requests in flight count too. */
+  private readonly answered: number[] = []
   private inFlight = 0
   /** No request starts before this (a 429's or 503's retry-after, or a budget the service says is spent). */
   private pausedUntil = 0
@@ -52,6 +54,7 @@ export class Scheduler {
         response = await request()
         this.note(response)
       } finally {
+        this.answered.push(performance.now())
         this.inFlight--
         this.pump()
       }
@@ -115,7 +118,6 @@ export class Scheduler {
         return
       }
       this.inFlight++
-      this.started.push(performance.now())
       this.waiting.shift()!.resolve()
     }
   }
@@ -128,11 +130,13 @@ export class Scheduler {
     if (this.inFlight >= (this.limit === undefined ? 1 : MAX_IN_FLIGHT)) return Infinity
     if (this.limit === null || this.limit === undefined) return 0
     const window = this.windowMs + MARGIN_MS
-    while (this.started.length > 0 && this.started[0]! <= now - window) this.started.shift()
+    while (this.answered.length > 0 && this.answered[0]! <= now - window) this.answered.shift()
     const budget = Math.max(1, this.limit - 1)
-    if (this.started.length < budget) return 0
-    // a turn frees when enough of the window's requests have left it
-    return this.started[this.started.length - budget]! + window - now
+    const counted = this.inFlight + this.answered.length
+    if (counted < budget) return 0
+    // a turn frees when enough answers have left the window; if too few came yet, when one comes
+    const leaving = counted - budget
+    return leaving < this.answered.length ? this.answered[leaving]! + window - now : Infinity
   }
 }
 
