@@ -1,8 +1,10 @@
 /**
- * `npm run bench:access-review` (DESIGN §12.1, issue 34): the access review's CSV of an
- * organization of 1,000 teams × 5,000 workspaces, with members, on the machine's PostgreSQL — its
- * time, its size, and the service's resident memory while it streams (sampled from
- * /proc/<pid>/status every 20 ms): the answer must not sit whole in memory.
+ * `npm run bench:access-review` (DESIGN §12.1, issues 34 and 47): the access review of an
+ * organization of 1,000 teams × 5,000 workspaces, with members, on the machine's PostgreSQL — a
+ * JSON:API page of 100 at the first, the middle and the last page (the median of 7 of each, with
+ * §4's total-count checked against the CSV's rows), and the whole CSV: its time, its size, and the
+ * service's resident memory while it streams (sampled from /proc/<pid>/status every 20 ms): the
+ * answer must not sit whole in memory.
  *
  * The world, loaded by SQL after a one-organization seed (the seed gives the owners' token):
  * 3,000 users, each in one team (3 members a team); 5,000 workspaces in 10 projects; 20 team-access
@@ -14,6 +16,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { ACCESS_REVIEW_CSV_COLUMNS } from '../schemas/access-review.js'
 import { assertPortFree, start, stop, throwawayDatabase, waitFor } from './processes.js'
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -57,6 +60,29 @@ const rssOf = (pid: number): number => {
   return Number(line.replace(/\D+/g, '')) / 1024
 }
 
+const ROUNDS = 7
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
+/** The JSON:API pages of 100: page 1, the middle and the last, each timed ROUNDS times in turn; the total-count they state. */
+async function timePages (): Promise<{ total: number, rows: Array<[string, number]> }> {
+  const page = async (n: number): Promise<{ ms: number, body: any }> => {
+    const began = performance.now()
+    const response = await fetch(`${base}/api/v2/organizations/review/access-review?page%5Bsize%5D=100&page%5Bnumber%5D=${n}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    const body = await response.json() as any
+    const ms = performance.now() - began
+    if (response.status !== 200) throw new Error(`page ${n}: ${response.status} ${JSON.stringify(body)}`)
+    return { ms, body }
+  }
+  const first = (await page(1)).body
+  const { 'total-count': total, 'total-pages': last } = first.meta.pagination as { 'total-count': number, 'total-pages': number }
+  const numbers: Array<[string, number]> = [['page 1', 1], [`page ${Math.ceil(last / 2)}`, Math.ceil(last / 2)], [`page ${last}, the last`, last]]
+  const times = numbers.map((): number[] => [])
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, [, n]] of numbers.entries()) times[i]!.push((await page(n)).ms)
+  }
+  return { total, rows: numbers.map(([name], i) => [name, median(times[i]!)]) }
+}
+
 async function main (): Promise<void> {
   await assertPortFree(PORT)
   const work = mkdtempSync(join(tmpdir(), 'bench-review-'))
@@ -77,8 +103,7 @@ async function main (): Promise<void> {
     console.log(`world loaded in ${((performance.now() - loading) / 1000).toFixed(1)} s: ${JSON.stringify(counts)}`)
 
     const headers = { authorization: `Bearer ${TOKEN}`, accept: 'text/csv' }
-    const warm = await fetch(`${base}/api/v2/organizations/review/access-review?page%5Bsize%5D=100`, { headers: { authorization: `Bearer ${TOKEN}` } })
-    await warm.arrayBuffer()
+    const pages = await timePages()
     const before = rssOf(service.pid!)
     let peak = before
     const sampler = setInterval(() => { peak = Math.max(peak, rssOf(service.pid!)) }, 20)
@@ -87,10 +112,19 @@ async function main (): Promise<void> {
     if (response.status !== 200) throw new Error(`CSV: ${response.status} ${await response.text()}`)
     let bytes = 0
     let lines = 0
+    // the entries (team × workspace) behind the lines (user × team × workspace), for the pages' total-count
+    const entries = new Set<string>()
+    const decoder = new TextDecoder()
+    let partial = ''
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
       bytes += chunk.length
       for (const byte of chunk) if (byte === 10) lines++
+      const text = partial + decoder.decode(chunk, { stream: true })
+      const split = text.split('\r\n')
+      partial = split.pop()!
+      for (const line of split) { const [, team, , workspace] = line.split(','); entries.add(`${team!},${workspace!}`) }
     }
+    entries.delete(`${ACCESS_REVIEW_CSV_COLUMNS[1]!},${ACCESS_REVIEW_CSV_COLUMNS[3]!}`)
     const seconds = (performance.now() - started) / 1000
     clearInterval(sampler)
     peak = Math.max(peak, rssOf(service.pid!))
@@ -102,7 +136,9 @@ async function main (): Promise<void> {
 | time to the last byte | ${seconds.toFixed(1)} s (${((lines - 1) / seconds).toFixed(0)} rows/s) |
 | service RSS before | ${before.toFixed(0)} MB |
 | service RSS, peak while streaming (sampled every 20 ms) | ${peak.toFixed(0)} MB |
-| growth | ${(peak - before).toFixed(0)} MB (target < 64 MB) |`)
+| growth | ${(peak - before).toFixed(0)} MB (target < 64 MB) |
+| total-count of the pages | ${pages.total.toLocaleString('en-US')} (${pages.total === entries.size ? 'the CSV\'s entries, team × workspace' : `NOT the CSV's ${entries.size.toLocaleString('en-US')} entries`}) |
+${pages.rows.map(([name, ms]) => `| a page of 100, ${name} (median of ${ROUNDS}) | ${ms.toFixed(1)} ms |`).join('\n')}`)
   } finally {
     await stop(service)
     await database.drop()

@@ -141,21 +141,36 @@ const ownedOrganization = (qc: QueryCreator<any>, organizationId: string) =>
 
 /**
  * Each team of the organization in the statement's `org` CTE, with how many workspaces it reaches
- * — its pairs in `candidates`, counted without being listed: a team with an organization-wide
- * flag every workspace of the organization (its rows and project rows are on workspaces and
- * projects of its own organization: the foreign keys say so), any other the distinct workspaces
- * of its team-access rows and of its team-project rows' projects, each by its team's index.
+ * — its pairs in `candidates`, counted without being listed, for every team at once by grouping
+ * (not a count per team): a team with an organization-wide flag every workspace of the
+ * organization (its rows and project rows are on workspaces and projects of its own organization:
+ * the foreign keys say so); any other the workspaces of its team-project rows' projects (a
+ * workspace is in one project, a team has one row a project: their sum) and those of its
+ * team-access rows (one a workspace) less those of its rows inside those projects.
  */
 const teamCounts = sql<{ team_id: string, team_name: string, wide: boolean, n: number | string }>`(
   select tg.team_id, t.name as team_name, ${grantsOrganizationWide('tg')} as wide,
     case when ${grantsOrganizationWide('tg')}
       then (select count(*) from ${table.workspaces} w where w.organization_id = (select id from org))
-      else (select count(*) from (
-        select tw.workspace_id from ${table.team_workspaces} tw where tw.team_id = tg.team_id
-        union
-        select w.id from ${table.team_projects} tp join ${table.workspaces} w on w.project_id = tp.project_id where tp.team_id = tg.team_id) u)
+      else coalesce(pc.n, 0) + coalesce(rc.n, 0) - coalesce(oc.n, 0)
     end as n
   from team_grants tg join ${table.teams} t on t.id = tg.team_id
+  left join (
+    select tp.team_id, sum(pw.n) as n from team_grants g join ${table.team_projects} tp on tp.team_id = g.team_id
+      join (select w.project_id, count(*) as n from ${table.workspaces} w where w.organization_id = (select id from org) group by w.project_id) pw
+        on pw.project_id = tp.project_id
+      where g.organization_id = (select id from org)
+      group by tp.team_id) pc on pc.team_id = tg.team_id
+  left join (
+    select tw.team_id, count(*) as n from team_grants g join ${table.team_workspaces} tw on tw.team_id = g.team_id
+      where g.organization_id = (select id from org)
+      group by tw.team_id) rc on rc.team_id = tg.team_id
+  left join (
+    select tw.team_id, count(*) as n from team_grants g join ${table.team_projects} tp on tp.team_id = g.team_id
+      join ${table.team_workspaces} tw on tw.team_id = tp.team_id
+      join ${table.workspaces} w on w.id = tw.workspace_id and w.project_id = tp.project_id
+      where g.organization_id = (select id from org)
+      group by tw.team_id) oc on oc.team_id = tg.team_id
   where tg.organization_id = (select id from org))`
 
 /** A team a page overlaps: its slice of workspaces (`take` after the first `skip`), and its members. */
