@@ -112,11 +112,22 @@ const pairColumns = (pairs: SelectQueryBuilder<any, any, any>) => pairs
   .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
 
 /**
- * Every pair of `candidates` with the team's grant row, its row on the workspace and its row on
- * the workspace's project, joined whole: a stream's slice sorts all of one team's pairs before it
- * takes its part, where a lookup by key per pair costs more than the join on the embedded database.
+ * A stream's slice of `candidates`: at most `limit` of them after the workspace (`name`, `id`), by
+ * workspace name and id — taken before the pairs are joined to their grants, so that a slice joins
+ * its own pairs only (a team with an organization-wide flag reaches every workspace: its slices, each
+ * joined whole, cost the square of its size).
  */
-const pairs = (qc: QueryCreator<any>) => pairColumns(qc.selectFrom(candidates.as('c'))
+const sliceOfCandidates = (limit: unknown, after: [unknown, unknown] | undefined) => sql`(
+  select c.team_id, c.workspace_id from ${candidates} c join ${table.workspaces} w on w.id = c.workspace_id
+  ${after === undefined ? sql`` : sql`where (w.name, w.id) > (${after[0]}, ${after[1]})`}
+  order by w.name, w.id limit ${limit})`
+
+/**
+ * The pairs of a slice (`sliceOfCandidates`) with the team's grant row, its row on the workspace and
+ * its row on the workspace's project, joined whole, where a lookup by key per pair costs more on the
+ * embedded database.
+ */
+const pairs = (qc: QueryCreator<any>, slice: RawBuilder<unknown>) => pairColumns(qc.selectFrom(slice.as('c'))
   .innerJoin('team_grants as tg', 'tg.team_id', 'c.team_id')
   .innerJoin('teams as t', 't.id', 'c.team_id')
   .innerJoin('workspaces as w', 'w.id', 'c.workspace_id')
@@ -303,27 +314,22 @@ export class AccessReviewRepository {
   private async sliceOf (caller: Caller, organizationId: string, teamId: string, limit: number, after?: ReachedRow): Promise<{ rows: ReachedRow[], grants: PairRow[] }> {
     const values = [...callerValues(caller), teamId, organizationId, limit, ...(after === undefined ? [] : [after.workspace_name, after.workspace_id])]
     const query = this.shapes.compile(this.db, `slice:${after === undefined ? 'first' : 'after'}:${caller.kind}`, values, ([subject, token, team, organization, max, name, id]) =>
-      this.reached(callerOfKind(caller.kind, [subject, token]), team!, organization!)
-        .with('slice', (qc) => {
-          let slice = (qc as QueryCreator<any>).selectFrom('reached as r').selectAll('r')
-          if (name !== undefined) slice = slice.where(sql<boolean>`(r.workspace_name, r.workspace_id) > (${name}, ${id})`)
-          return slice.orderBy('r.workspace_name').orderBy('r.workspace_id').limit(max as unknown as number)
-        })
+      this.reached(callerOfKind(caller.kind, [subject, token]), team!, organization!, sliceOfCandidates(max, name === undefined ? undefined : [name, id]))
         .selectNoFrom([
           sql<boolean>`exists (select 1 from org)`.as('owner'),
-          jsonArrayOf(sql`(select * from slice)`, REACHED_COLUMNS, ['workspace_name', 'workspace_id']).as('rows'),
-          jsonArrayOf(sql`(select distinct on (row_id, tp_id) * from slice)`, GRANT_COLUMNS).as('grants')
+          jsonArrayOf(sql`(select * from reached)`, REACHED_COLUMNS, ['workspace_name', 'workspace_id']).as('rows'),
+          jsonArrayOf(sql`(select distinct on (row_id, tp_id) * from reached)`, GRANT_COLUMNS).as('grants')
         ]))
     const [read] = (await this.db.executeQuery<{ owner: boolean, rows: string, grants: string }>(query)).rows
     if (read!.owner !== true) throw new NoLongerOwner()
     return { rows: rowsOf<ReachedRow>(read!.rows, REACHED_COLUMNS), grants: rowsOf<PairRow>(read!.grants, GRANT_COLUMNS) }
   }
 
-  /** The `reached` CTE of one team of an organization the caller owns (none otherwise): its pairs with their grants. */
-  private reached (caller: Caller, team: string, organization: string) {
+  /** The `reached` CTE of one team of an organization the caller owns (none otherwise): the pairs of its `slice`, with their grants. */
+  private reached (caller: Caller, team: string, organization: string, slice: RawBuilder<unknown>) {
     return withGrants(this.db, caller)
       .with('team_grants', (qc) => teamGrants(qc).where('teams.id', '=', team))
       .with('org', (qc) => ownedOrganization(qc as QueryCreator<any>, organization))
-      .with('reached', (qc) => pairs(qc as QueryCreator<any>))
+      .with('reached', (qc) => pairs(qc as QueryCreator<any>, slice))
   }
 }
