@@ -18,6 +18,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { ACCESS_REVIEW_CSV_COLUMNS } from '../schemas/access-review.js'
 import { assertPortFree, start, stop, throwawayDatabase, waitFor } from './processes.js'
+import { median } from './stats.js'
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const PORT = Number(process.env.BENCH_PORT ?? 3150)
@@ -61,7 +62,6 @@ const rssOf = (pid: number): number => {
 }
 
 const ROUNDS = 7
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 /** The JSON:API pages of 100: page 1, the middle and the last, each timed ROUNDS times in turn; the total-count they state. */
 async function timePages (): Promise<{ total: number, rows: Array<[string, number]> }> {
