@@ -180,6 +180,37 @@ t.test(`the access review's pages on a random world (${ENGINE})`, async (t) => {
     }
     t.same(walked, whole, `pages of ${size}, walked to one past the last, are the whole document`)
   }
+  // the stream reads the teams in batches of about a slice's pairs: any slice walks the same entries
+  const repository = new AccessReviewRepository(app.db)
+  const owner: Caller = { kind: 'organization', organizationId: org.id }
+  const stream = async (size: number) => {
+    const found: string[] = []
+    let statements = 0
+    for await (const slice of repository.entries(owner, org.id, size, async (read) => { statements++; return await read() })) {
+      found.push(...slice.map((e) => `${e.team.id}:${e.workspace.id} ${e.access!} ${e.grants.map((g) => g.kind).join()}`))
+    }
+    return { found, statements }
+  }
+  for (const size of [1, 7, 50, 1000]) {
+    const { found, statements } = await stream(size)
+    t.same(found, whole.map((e) => `${e.id as string} ${e.attributes.access as string} ${e.attributes.grants.map((g: any) => g.kind).join()}`), `slices of ${size}: the whole document, in order, each with its access and grants (${statements} statements)`)
+    if (size === 1000) t.equal(statements, 2, 'one batch: the teams, then every team together in one statement')
+  }
+  // a team's count only places it in a batch: a team that reached nothing when the stream began
+  // and gains a row before its batch is read is read with it
+  const before = org.teams.map((team: any) => team.name as string).filter((name: string) => name < 'team-015a').sort().at(-1)
+  const walk = repository.entries(owner, org.id, 1)
+  const read: string[] = []
+  let step = await walk.next()
+  while (step.done !== true && step.value[0]!.team.name !== before) { read.push(...step.value.map((e) => `${e.team.id}:${e.workspace.id}`)); step = await walk.next() }
+  const workspace = org.workspaces[0].id as string
+  const made = await app.inject({ method: 'POST', url: '/api/v2/team-workspaces', headers: { ...bearer(tokens.owner), 'content-type': 'application/vnd.api+json' }, payload: { data: { type: 'team-workspaces', attributes: { access: 'read' }, relationships: { team: { data: { id: 'team-review-none', type: 'teams' } }, workspace: { data: { id: workspace, type: 'workspaces' } } } } } })
+  t.equal(made.statusCode, 200, 'a row for the team that reached nothing')
+  for (; step.done !== true; step = await walk.next()) read.push(...step.value.map((e) => `${e.team.id}:${e.workspace.id}`))
+  t.ok(read.includes(`team-review-none:${workspace}`), 'the team\'s new row, read in its turn')
+  t.equal(read.length, whole.length + 1, 'and nothing else new')
+  t.equal((await app.inject({ method: 'DELETE', url: `/api/v2/team-workspaces/${made.json().data.id as string}`, headers: bearer(tokens.owner) })).statusCode, 204)
+
   for (let i = 0; i < 6; i++) {
     const size = 1 + Math.floor(Math.random() * 100)
     const number = 1 + Math.floor(Math.random() * Math.ceil(whole.length / size))
