@@ -116,13 +116,21 @@ async function main (): Promise<void> {
     const entries = new Set<string>()
     const decoder = new TextDecoder()
     let partial = ''
+    // the client's own work kept small (it shares the machine's 2 cores with the service and the
+    // database): each line split once, its entry's two fields cut out where a full split would
+    // allocate all thirteen
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
       bytes += chunk.length
-      for (const byte of chunk) if (byte === 10) lines++
       const text = partial + decoder.decode(chunk, { stream: true })
       const split = text.split('\r\n')
       partial = split.pop()!
-      for (const line of split) { const [, team, , workspace] = line.split(','); entries.add(`${team!},${workspace!}`) }
+      lines += split.length
+      for (const line of split) {
+        const a = line.indexOf(',')
+        const b = line.indexOf(',', a + 1)
+        const c = line.indexOf(',', b + 1)
+        entries.add(`${line.slice(a + 1, b)},${line.slice(c + 1, line.indexOf(',', c + 1))}`)
+      }
     }
     entries.delete(`${ACCESS_REVIEW_CSV_COLUMNS[1]!},${ACCESS_REVIEW_CSV_COLUMNS[3]!}`)
     const seconds = (performance.now() - started) / 1000
