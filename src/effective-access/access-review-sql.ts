@@ -16,7 +16,7 @@ const FLAGS = ORGANIZATION_GRANTS.map((grant) => grant.flag)
 
 /**
  * A query's rows as one value, a JSON array of arrays of `columns` (in the order of `order`): the
- * streamed review reads each team's rows so — one string for the driver to read instead of a row
+ * streamed review reads each slice's rows so — one string for the driver to read instead of a row
  * object of strings per workspace (a third less allocated), and one statement can answer two
  * lists (a slice and its grants). `rowsOf` reads it back.
  */
