@@ -3,13 +3,13 @@ import type { Database } from '../db/database.js'
 import { PERMISSION_COLUMN_NAMES } from '../access/permission-columns.js'
 import { callerOfKind, callerValues, teamGrants, withGrants } from '../access/grants.js'
 import { isOwnerOf } from '../access/predicates.js'
-import { explainAccess, ORGANIZATION_GRANTS, type Explanation } from '../access/effective-access.js'
+import { explainAccess, type Explanation } from '../access/effective-access.js'
 import { PROJECT_GRANT_COLUMNS } from '../access/project-permissions.js'
 import type { Caller } from '../auth/caller.js'
 import type { PageRequest } from '../jsonapi/pagination.js'
 import { ApiError } from '../jsonapi/errors.js'
 import { QueryShapes } from '../db/query-shapes.js'
-import { teamGrantsOf, type GrantRow } from './effective-access-repository.js'
+import { GRANT_FLAGS, teamGrantsOf, type GrantRow } from './effective-access-repository.js'
 import { jsonArrayOf, membersOf, ownedOrganization, pageSlices, pairs, sliceOfCandidates, slicePairs, teamCounts, type ChosenTeam } from './access-review-sql.js'
 
 /**
@@ -35,8 +35,6 @@ type PairRow = GrantRow & {
   project_name: string
 }
 
-const FLAGS = ORGANIZATION_GRANTS.map((grant) => grant.flag)
-
 /** A team as the review lists it. */
 export interface ReviewTeam { id: string, name: string, visibility: 'secret' | 'organization', members: string[] }
 
@@ -47,7 +45,7 @@ export interface ReviewTeam { id: string, name: string, visibility: 'secret' | '
 type ReachedRow = Pick<PairRow, 'team_id' | 'workspace_id' | 'workspace_name' | 'project_id' | 'project_name' | 'row_id' | 'tp_id'> & { position: number }
 
 /** The columns of `pairs` that `teamGrantsOf` reads: the team's flags, its row, its project row. */
-const GRANT_COLUMNS = ['team_id', ...FLAGS, 'row_id', 'access', ...PERMISSION_COLUMN_NAMES, ...PROJECT_GRANT_COLUMNS.map((c) => `tp_${c}`)]
+const GRANT_COLUMNS = ['team_id', ...GRANT_FLAGS, 'row_id', 'access', ...PERMISSION_COLUMN_NAMES, ...PROJECT_GRANT_COLUMNS.map((c) => `tp_${c}`)]
 
 /** The columns of `pairs` a slice of a batch's pairs reads: the team's place, the workspace, and the ids of its grants. */
 const REACHED_COLUMNS = ['position', 'team_id', 'workspace_id', 'workspace_name', 'project_id', 'project_name', 'row_id', 'tp_id'] as const

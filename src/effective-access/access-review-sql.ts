@@ -1,9 +1,9 @@
 import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder, type SelectQueryBuilder } from 'kysely'
 import { PERMISSION_COLUMN_NAMES } from '../access/permission-columns.js'
 import { grantsOrganizationWide, isOwnerOf } from '../access/predicates.js'
-import { ORGANIZATION_GRANTS } from '../access/effective-access.js'
 import { PROJECT_GRANT_COLUMNS } from '../access/project-permissions.js'
 import { table } from '../db/tables.js'
+import { GRANT_FLAGS } from './effective-access-repository.js'
 
 /**
  * The access review's statements, in parts (DESIGN §12.1): the pairs of an organization that hold
@@ -11,8 +11,6 @@ import { table } from '../db/tables.js'
  * (`pageSlices`, `slicePairs`) and a stream's (`sliceOfCandidates`, `pairs`), each pair with the
  * grants `explainAccess` combines. ./access-review-repository.ts puts them together.
  */
-
-const FLAGS = ORGANIZATION_GRANTS.map((grant) => grant.flag)
 
 /**
  * A query's rows as one value, a JSON array of arrays of `columns` (in the order of `order`): the
@@ -48,7 +46,7 @@ export const candidates = sql`(
 // typed loosely: the statements that use it add their own CTEs (org, team_grants, slice) to the database type
 export const pairColumns = (pairs: SelectQueryBuilder<any, any, any>) => pairs
   .select(['tg.team_id', 't.name as team_name', 't.visibility', 'w.id as workspace_id', 'w.name as workspace_name', 'p.id as project_id', 'p.name as project_name', 'tw.id as row_id', 'tw.access'])
-  .select(FLAGS.map((flag) => `tg.${flag}` as const))
+  .select(GRANT_FLAGS.map((flag) => `tg.${flag}` as const))
   .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
   .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
 
@@ -60,10 +58,11 @@ export const pairColumns = (pairs: SelectQueryBuilder<any, any, any>) => pairs
  * slices, each joined whole, cost the square of its size).
  */
 export const sliceOfCandidates = (teams: unknown, limit: unknown, after: [unknown, unknown, unknown] | undefined) => sql`(
-  select c.team_id, c.workspace_id, array_position(${teams}::text[], c.team_id) as position
-  from ${candidates} c join ${table.workspaces} w on w.id = c.workspace_id
-  ${after === undefined ? sql`` : sql`where (array_position(${teams}::text[], c.team_id), w.name, w.id) > (${after[0]}::int, ${after[1]}::text, ${after[2]}::text)`}
-  order by 3, w.name, w.id limit ${limit})`
+  select c.team_id, c.workspace_id, c.position from (
+    select c.team_id, c.workspace_id, array_position(${teams}::text[], c.team_id) as position, w.name, w.id
+    from ${candidates} c join ${table.workspaces} w on w.id = c.workspace_id) c
+  ${after === undefined ? sql`` : sql`where (c.position, c.name, c.id) > (${after[0]}::int, ${after[1]}::text, ${after[2]}::text)`}
+  order by c.position, c.name, c.id limit ${limit})`
 
 /**
  * The pairs of a slice (`sliceOfCandidates`) with the team's grant row, its row on the workspace and

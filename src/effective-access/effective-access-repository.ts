@@ -44,12 +44,12 @@ export type GrantRow = PermissionRow & ProjectGrantRow & { [F in OrganizationGra
 }
 
 /** The flag columns of a team's grant row, under their own names (ORGANIZATION_GRANTS). */
-const FLAGS = ORGANIZATION_GRANTS.map((grant) => grant.flag)
+export const GRANT_FLAGS = ORGANIZATION_GRANTS.map((grant) => grant.flag)
 
 /** A team's grants on one workspace, from a row of the statements below. */
 export const teamGrantsOf = (row: GrantRow): TeamGrants => ({
   teamId: row.team_id!,
-  flags: Object.fromEntries(FLAGS.map((flag) => [flag, row[flag] === true])) as OrganizationGrantFlags,
+  flags: Object.fromEntries(GRANT_FLAGS.map((flag) => [flag, row[flag] === true])) as OrganizationGrantFlags,
   row: row.row_id === null ? null : { id: row.row_id, access: row.access!, permissions: permissionsOf(row) },
   projectRow: projectGrantOf(row)
 })
@@ -88,7 +88,7 @@ export class EffectiveAccessRepository {
           .whereRef('tg.organization_id', '=', 'ws.organization_id')
           .where(sql<boolean>`(${grantsOrganizationWide('tg')} or tw.id is not null or tp.id is not null)`)
           .select(['tg.team_id', 't.name as team_name', 'tw.id as row_id', 'tw.access'])
-          .select(FLAGS.map((flag) => `tg.${flag}` as const))
+          .select(GRANT_FLAGS.map((flag) => `tg.${flag}` as const))
           .select(PERMISSION_COLUMN_NAMES.map((c) => `tw.${c}` as const))
           .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
         if (username !== undefined) {
@@ -185,7 +185,7 @@ export class EffectiveAccessRepository {
         return (page === undefined ? reached : reached.limit(page.size).offset((page.number - 1) * page.size)).as('p')
       }, (join) => join.onTrue())
       .select(['team.team_id', 'o.name as organization_name'])
-      .select(FLAGS.map((flag) => `team.${flag}` as const))
+      .select(GRANT_FLAGS.map((flag) => `team.${flag}` as const))
       .selectAll('p')
       .select(sql<number | string>`(select count(*) from reached)`.as('total'))
       .orderBy('p.workspace_name').orderBy('p.workspace_id')
