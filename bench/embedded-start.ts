@@ -36,7 +36,7 @@ async function timedStart (env: Record<string, string>): Promise<{ child: ChildP
 }
 
 /**
- * The embedded default, as a person starts it: `node dist/src/server.js` with DATA_DIR a fresh
+ * The embedded default, as a person starts it: `npm start`'s `node … dist/src/server.js` with DATA_DIR a fresh
  * empty directory, no DATABASE_URL, no SEED_FILE, HOST=127.0.0.1 (so the demo data goes in on the
  * first start). First start, then a restart on the same DATA_DIR; each until /readyz answers 200.
  * Peak RSS is the process's VmHWM when it is ready; "RSS after" its VmRSS then, after the restart.

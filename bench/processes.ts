@@ -1,13 +1,29 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { join } from 'node:path'
 import pg from 'pg'
 import { projectFile } from '../src/project-file.js'
 
 // Starting, waiting for and stopping the processes a benchmark measures.
 
-/** Runs a script of this checkout (relative path) or any other (absolute path) with node. */
+const SERVICE_ENTRY = 'dist/src/server.js'
+
+/**
+ * The Node flags `npm start` gives the service (the start script of the checkout's package.json),
+ * so that the bench starts a checkout's service as a person does; none for any other script.
+ */
+export function serviceNodeFlags (script: string): string[] {
+  if (!script.endsWith(SERVICE_ENTRY)) return []
+  const root = script.startsWith('/') ? script.slice(0, -SERVICE_ENTRY.length) : projectFile('')
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: string } }
+  const words = (manifest.scripts?.start ?? '').split(/\s+/)
+  return words.slice(1, words.indexOf(SERVICE_ENTRY)).filter((word) => word.startsWith('--'))
+}
+
+/** Runs a script of this checkout (relative path) or any other (absolute path) with node; the service with its `npm start` flags. */
 export function start (script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [script.startsWith('/') ? script : projectFile(script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
+  const child = spawn(process.execPath, [...serviceNodeFlags(script), script.startsWith('/') ? script : projectFile(script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] })
   child.on('exit', (code, signal) => { if (code !== null && code !== 0) console.error(`${script} exited with ${code ?? signal}`) })
   return child
 }

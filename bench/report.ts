@@ -11,6 +11,7 @@ import type { Floors, Row } from './drive.js'
 import type { RevokedSamples } from './revoked-token.js'
 import { SEED_REMOVED, SEED_TEAMS, type SeedTimes } from './seed-apply.js'
 import { phases } from './phases.js'
+import { serviceNodeFlags } from './processes.js'
 import { fixed, median, quantile } from './stats.js'
 import { AUDIT_TRAIL, CONNECTIONS, DURATION, KEPT, REVOKED_ROUNDS, SEED_ROUNDS, SEED_ROUNDS_PGLITE, SERVER, START_RUNS, WARMUP } from './settings.js'
 
@@ -59,7 +60,7 @@ ${(LARGE - TEAMS).toLocaleString('en-US')} more teams (${LARGE.toLocaleString('e
 which fires the same triggers as any insert; then VACUUM ANALYZE. A 100,000-entry seed file would
 take minutes through the seed writer. PGlite has no \`large\` workspace.
 
-**The service** runs as \`node ${SERVER}\` with LOG_LEVEL=warn, RATE_LIMIT=0 and CALLER_CONCURRENCY=0 (the
+**The service** runs as \`node ${[...serviceNodeFlags(SERVER), SERVER].join(' ')}\` (the flags of \`npm start\`) with LOG_LEVEL=warn, RATE_LIMIT=0 and CALLER_CONCURRENCY=0 (the
 bench is one caller on ${CONNECTIONS} connections: the per-caller cap would make most of them wait their turn). Owner rows use the
 organization token, member rows the token of a user in 3 of the 10,500 teams.
 

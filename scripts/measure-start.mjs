@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // How fast and how big the embedded default starts: `node scripts/measure-start.mjs [RUNS]
 // [--baseline DIR]` after `npm run build`, from the package root. Each run starts
-// `node dist/src/server.js` (under /usr/bin/time -v where it exists, for its peak RSS) on a new,
+// `node dist/src/server.js` with the Node flags of the checkout's `npm start` (under /usr/bin/time
+// -v where it exists, for its peak RSS) on a new,
 // empty DATA_DIR, polls /readyz until it answers, stops it with SIGTERM, then starts it again on
 // the same directory (restart). Then it opens RUNS in-memory databases in one process (connect +
 // migrate, as each test file does). Prints every run and the medians. Needs nothing but Node and
@@ -32,11 +33,18 @@ const time = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2 }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** The Node flags the checkout's `npm start` gives dist/src/server.js (package.json's start script). */
+function startFlags (dir) {
+  const words = (JSON.parse(readFileSync(resolve(dir, 'package.json'), 'utf8')).scripts?.start ?? '').split(/\s+/)
+  return words.slice(1, words.indexOf('dist/src/server.js')).filter((word) => word.startsWith('--'))
+}
+
 /** One start of the checkout in `dir`: ms until /readyz answers 200, and the server's peak RSS in MB. */
 async function start (dir, dataDir, port) {
   const started = performance.now()
   const server = resolve(dir, 'dist/src/server.js')
-  const args = time ? ['-v', process.execPath, server] : [server]
+  const node = [...startFlags(dir), server]
+  const args = time ? ['-v', process.execPath, ...node] : node
   const child = spawn(time ?? process.execPath, args, {
     cwd: dir,
     env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },

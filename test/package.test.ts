@@ -168,3 +168,16 @@ t.test('installed with --omit=dev: migrate, seed --dry-run, serve, and one proce
   t.equal(after.code, 0, after.stderr)
   t.match(after.stdout, /^seed node_modules\/team-access\/seeds\/demo.json: applied/, 'and the next process may have it')
 })
+
+/**
+ * `npm start` and the image run the service with the same Node flags (README, "Node's own flags"):
+ * one list, read from both files, so the bench (which starts the service with `npm start`'s flags)
+ * measures what the image runs too.
+ */
+t.test('npm start and the image start the service with the same Node flags', async (t) => {
+  const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/)
+  const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))
+  t.ok(cmd, 'the Dockerfile has a CMD in exec form')
+  t.same(JSON.parse(cmd![1]!), start, 'the same command, word for word')
+  t.ok(start.includes('--max-semi-space-size=2') && start.includes('--v8-pool-size=1'), start.join(' '))
+})
