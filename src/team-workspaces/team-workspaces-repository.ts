@@ -59,9 +59,13 @@ export class TeamWorkspacesRepository {
    * team it acts through, or an organization token's ownership), with its organization-wide flags
    * and that team's row there. A workspace where nothing is granted, or that does not exist, is
    * absent from the map. Built once per caller kind and replayed (a host asks on every request).
+   * One workspace is asked for by `w.id = $1`, not `= any($1)`: PostgreSQL cannot tell how long a
+   * parameter's array is, costs the generic plan of `any` above a custom one, and so planned the
+   * host's single check afresh on every call (0.33 ms of planning against 0.06 of execution).
    */
   async grantsOn (caller: Caller, workspaceIds: readonly string[]): Promise<Map<string, Array<Pick<TeamGrants, 'flags' | 'row' | 'projectRow'>>>> {
-    const query = this.shapes.compile(this.db, `grants-on:${caller.kind}`, [...callerValues(caller), workspaceIds], ([who, token, ids]) =>
+    const one = workspaceIds.length === 1
+    const query = this.shapes.compile(this.db, `grants-on:${caller.kind}:${one ? 'one' : 'many'}`, [...callerValues(caller), one ? workspaceIds[0] : workspaceIds], ([who, token, ids]) =>
       // the caller's grant rows first (materialized: a handful, found by the caller's key), then
       // the workspaces: left to itself, the planner may start from a workspace and visit every
       // team of its organization (PGlite keeps no statistics to tell it otherwise)
@@ -79,7 +83,7 @@ export class TeamWorkspacesRepository {
           .where(sql<boolean>`p.project_id = w.project_id`)
           .limit(1)
           .as('tp'), (join) => join.onTrue())
-        .where(sql<boolean>`w.id = any(${ids}::text[])`)
+        .where(one ? sql<boolean>`w.id = ${ids}::text` : sql<boolean>`w.id = any(${ids}::text[])`)
         .where(sql<boolean>`(${grantsOrganizationWide('g')} or tw.id is not null or tp.id is not null)`)
         .select(['w.id as workspace_id', 'tw.id as row_id', 'tw.access'])
         .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))
