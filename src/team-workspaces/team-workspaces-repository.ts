@@ -106,8 +106,11 @@ export class TeamWorkspacesRepository {
     const query = this.shapes.compile(this.db, `find:${caller.kind}`, [...callerValues(caller), id], ([who, token, rowId]) =>
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .selectFrom('team_workspaces as tw')
-        // the row's workspace by primary key: its name for the links, its project for the project grants
-        .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
+        // the row's workspace by primary key: its name for the links, its project for the project
+        // grants. A lateral probe, not a join: a generic plan hashed every workspace of a small
+        // table to join the one row
+        .innerJoinLateral((eb) => eb.selectFrom('workspaces as ws').select(['ws.name', 'ws.project_id'])
+          .where(sql<boolean>`ws.id = tw.workspace_id`).limit(1).as('w'), (join) => join.onTrue())
         .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
         .select(['w.name as workspace_name', organizationName('tw.organization_id')])
         .where('tw.id', '=', rowId!)
