@@ -40,4 +40,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
   CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # node directly, not npm: npm does not forward SIGTERM, and the service closes gracefully on it; with
 # the Node flags of `npm start` (README, "Node's own flags": why)
-CMD ["node", "--v8-pool-size=1", "--max-semi-space-size=2", "dist/src/server.js"]
+CMD ["node", "--v8-pool-size=1", "--max-semi-space-size=4", "dist/src/server.js"]

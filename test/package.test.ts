@@ -179,5 +179,5 @@ t.test('npm start and the image start the service with the same Node flags', asy
   const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(root, 'Dockerfile'), 'utf8'))
   t.ok(cmd, 'the Dockerfile has a CMD in exec form')
   t.same(JSON.parse(cmd![1]!), start, 'the same command, word for word')
-  t.ok(start.includes('--max-semi-space-size=2') && start.includes('--v8-pool-size=1'), start.join(' '))
+  t.ok(start.includes('--max-semi-space-size=4') && start.includes('--v8-pool-size=1'), start.join(' '))
 })
