@@ -12,6 +12,7 @@ const SERVICE_ENTRY = 'dist/src/server.js'
 /**
  * The Node flags `npm start` gives the service (the start script of the checkout's package.json),
  * so that the bench starts a checkout's service as a person does; none for any other script.
+ * scripts/measure-start.mjs, plain JavaScript that imports nothing of ours, reads them the same way.
  */
 export function serviceNodeFlags (script: string): string[] {
   if (!script.endsWith(SERVICE_ENTRY)) return []

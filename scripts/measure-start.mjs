@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // How fast and how big the embedded default starts: `node scripts/measure-start.mjs [RUNS]
 // [--baseline DIR]` after `npm run build`, from the package root. Each run starts
-// `node dist/src/server.js` with the Node flags of the checkout's `npm start` (under /usr/bin/time
-// -v where it exists, for its peak RSS) on a new,
-// empty DATA_DIR, polls /readyz until it answers, stops it with SIGTERM, then starts it again on
+// `node dist/src/server.js` with the Node flags of the checkout's `npm start` (under
+// /usr/bin/time -v where it exists, for its peak RSS) on a new, empty DATA_DIR, polls /readyz
+// until it answers, stops it with SIGTERM, then starts it again on
 // the same directory (restart). Then it opens RUNS in-memory databases in one process (connect +
 // migrate, as each test file does). Prints every run and the medians. Needs nothing but Node and
 // the built dist/.
@@ -33,7 +33,7 @@ const time = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2 }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** The Node flags the checkout's `npm start` gives dist/src/server.js (package.json's start script). */
+/** The Node flags the checkout's `npm start` gives dist/src/server.js (package.json's start script); the bench reads them as bench/processes.ts's serviceNodeFlags does. */
 function startFlags (dir) {
   const words = (JSON.parse(readFileSync(resolve(dir, 'package.json'), 'utf8')).scripts?.start ?? '').split(/\s+/)
   return words.slice(1, words.indexOf('dist/src/server.js')).filter((word) => word.startsWith('--'))
