@@ -15,15 +15,25 @@
  *                                   JSON:API document the service answers — the service's serializer
  *                                   (toResource, paged) and response schema — so that the page ratio
  *                                   compares like with like, serialization included.
+ * - GET  /floor/show-bound/:id      the least any show of DESIGN §4 can do, as a bound on the show's
+ *                                   ratio: the bearer token's digest, then one statement that reads the
+ *                                   row with its workspace's and organization's names (the links need
+ *                                   them) while the token is still usable (§9.6: a revocation counts from
+ *                                   the next request), answered as the service's JSON:API document
+ *                                   (toResource, its response schema). It applies no visibility rule at
+ *                                   all (§3: the caller's teams, rows and project rows), so a show that
+ *                                   keeps the contract costs at least this.
  */
 import Fastify from 'fastify'
 import { sql } from 'kysely'
 import { randomUUID } from 'node:crypto'
-import { TeamWorkspaceListDocument } from '../schemas/team-workspaces.js'
+import { TeamWorkspaceDocument, TeamWorkspaceListDocument } from '../schemas/team-workspaces.js'
 import { connect } from '../src/db/connect.js'
-import { paged } from '../src/jsonapi/document.js'
+import { paged, single } from '../src/jsonapi/document.js'
+import { tokenDigest } from '../src/auth/token-digest.js'
 import { ROW_COLUMNS } from '../src/team-workspaces/team-workspaces-lists.js'
 import { toResource } from '../src/team-workspaces/team-workspaces-serialize.js'
+import type { TeamWorkspaceView } from '../src/team-workspaces/team-workspaces-repository.js'
 import { table } from '../src/db/tables.js'
 
 const PREFIX = '/api/v2'
@@ -66,6 +76,24 @@ app.get('/floor/page/:workspace/:number', { schema: { response: { 200: TeamWorks
     path: `${PREFIX}/team-workspaces`,
     params: { 'filter[workspace][id]': workspace }
   }))
+})
+// built and compiled once, replayed with each request's values (as the service replays its shapes)
+const boundShow = db.selectFrom('team_workspaces as tw')
+  .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
+  .innerJoin('organizations as o', 'o.id', 'tw.organization_id')
+  .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
+  .select(['w.name as workspace_name', 'o.name as organization_name'])
+  .where('tw.id', '=', '$id')
+  .where(({ exists, selectFrom }) => exists(selectFrom('tokens as tk').select(sql`1`.as('one'))
+    .where('tk.digest', '=', '$digest').where(sql<boolean>`(tk.expires_at is null or tk.expires_at > now())`)))
+  .compile()
+if (boundShow.parameters.join() !== '$id,$digest') throw new Error(`the bound's parameters are ${boundShow.parameters.join()}`)
+app.get('/floor/show-bound/:id', { schema: { response: { 200: TeamWorkspaceDocument } } }, async (request, reply) => {
+  const { id } = request.params as { id: string }
+  const digest = tokenDigest((request.headers.authorization ?? '').replace(/^Bearer /, ''))
+  const [row] = (await db.executeQuery<TeamWorkspaceView>({ ...boundShow, parameters: [id, digest] })).rows
+  if (row === undefined) throw Object.assign(new Error('no such row'), { statusCode: 404 })
+  return await reply.type('application/vnd.api+json').send(single(toResource(row, PREFIX)))
 })
 await app.listen({ port: Number(process.env.PORT ?? 3101), host: '127.0.0.1' })
 process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })

@@ -33,12 +33,14 @@ export interface HostCheckTarget {
   db: Kysely<any>
   /** The reference SELECT's Kysely (the same pool, in the plugin's schema). */
   select: () => Promise<unknown>
+  /** The bound: the least a check of the caller on the workspace can read, through the same Kysely (bench/host-check-section.ts). */
+  bound?: () => Promise<unknown>
   caller: unknown
   workspaceId: string
   workspaceIds: string[]
 }
 
-export interface HostCheckRow { key: 'select' | 'single' | 'many', name: string, callsPerSecond: number[], nodeMs: number[], pgMs: number[], missing?: boolean }
+export interface HostCheckRow { key: 'select' | 'single' | 'many' | 'bound', name: string, callsPerSecond: number[], nodeMs: number[], pgMs: number[], missing?: boolean }
 
 type Call = () => Promise<unknown>
 
@@ -79,9 +81,10 @@ export async function measureHostCheck (target: HostCheckTarget, options: { conc
     const rows: HostCheckRow[] = [
       { key: 'select', name: 'one primary-key SELECT through the same Kysely (the reference)', callsPerSecond: [], nodeMs: [], pgMs: [] },
       { key: 'single', name: 'effectiveAccess({ caller, workspaceId })', callsPerSecond: [], nodeMs: [], pgMs: [] },
-      { key: 'many', name: `effectiveAccessMany({ caller, workspaceIds }) of ${MANY} workspaces`, callsPerSecond: [], nodeMs: [], pgMs: [], ...(many === undefined ? { missing: true } : {}) }
+      { key: 'many', name: `effectiveAccessMany({ caller, workspaceIds }) of ${MANY} workspaces`, callsPerSecond: [], nodeMs: [], pgMs: [], ...(many === undefined ? { missing: true } : {}) },
+      { key: 'bound', name: 'bound: the caller\'s teams\' rows on the workspace, one SELECT through the same Kysely', callsPerSecond: [], nodeMs: [], pgMs: [], ...(target.bound === undefined ? { missing: true } : {}) }
     ]
-    const calls: Array<Call | undefined> = [target.select, single, many]
+    const calls: Array<Call | undefined> = [target.select, single, many, target.bound]
     const countPg = target.engine === 'postgres'
     for (const call of calls) if (call !== undefined) await run(call, options.concurrency, options.warmup, countPg)
     for (let round = 0; round < options.rounds; round++) {

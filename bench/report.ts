@@ -74,6 +74,11 @@ prepared (bench/floor-server.ts); no auth, no validation, no admission queue:
   \`SELECT … FROM team_workspaces WHERE workspace_id = $1 ORDER BY created_at, id LIMIT 100 OFFSET $2\`, then a
   count(*) of the workspace's rows, built into the same JSON:API document (data, meta.pagination,
   links) with the service's own serializer and response schema.
+- not a floor but a bound, read against the one-row floor as the show is: the least a show of
+  DESIGN §4 can do — the bearer token's digest, one statement that reads the owner's row with its
+  workspace's and organization's names while the token is still usable (§9.6), the service's JSON:API
+  document and response schema — and no visibility rule (§3) at all: a show that keeps the contract
+  costs at least this.
 
 **"ratio"** is the row's req/s over the req/s of what it is compared with (a floor, or another row of the table).
 
@@ -140,6 +145,7 @@ export function cpuSection (rows: Row[], floorRows: Floors): string {
   const pairs: Array<{ name: string, service?: Row, floor?: Row }> = [
     { name: 'show, as an owner ÷ one-row floor', service: rows.find((r) => r.key === 'show-owner'), floor: floorRows.read },
     { name: 'show, as a member ÷ one-row floor', service: rows.find((r) => r.key === 'show-member'), floor: floorRows.read },
+    { name: 'bound: the least show of §4 ÷ one-row floor', service: floorRows.showBound, floor: floorRows.read },
     { name: 'page 50 of 100 at 10,000 rows ÷ page floor', service: rows.find((r) => r.key === 'page50-10k'), floor: floorRows.page },
     { name: 'update ÷ write floor', service: rows.find((r) => r.key === 'update'), floor: floorRows.update }
   ]
