@@ -88,13 +88,27 @@ const callerProjectRowsOn = (workspace: string, where: RawBuilder<boolean> = sql
   : sql<boolean>`exists (select 1 from ${table.team_projects} tp join grants g on g.team_id = tp.team_id where tp.project_id = ${sql.ref(project)} and ${where})`
 
 /**
+ * How many workspaces a statement judges: `many` (a list) or `one` (a show, a write of one row).
+ * It changes no answer, only how the caller's team-access rows are read: PostgreSQL may turn a
+ * test of them into a hash of every row the caller's teams hold, built once and probed per
+ * workspace — right for a list, but for one workspace it reads them all (a team with a row on
+ * each of 5,000 workspaces: 5,000 index entries a show). For `one`, `offset 0` keeps the test a
+ * probe of the workspace's row per team the caller acts through.
+ */
+export type Judged = 'one' | 'many'
+
+/** The caller's teams' rows on the workspace (`a`, with `g` the grant it comes through), narrowed by `where`. */
+const callerRowsOn = (workspace: string, where: RawBuilder<boolean>, judged: Judged): RawBuilder<boolean> =>
+  sql<boolean>`exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id
+             where a.workspace_id = ${sql.ref(workspace)} and ${where}${judged === 'one' ? sql` offset 0` : sql``})`
+
+/**
  * A workspace admin: effective access `admin` — organization-wide, through a team row with access
  * admin, or through a team-project row on its project of level maintain or admin (DESIGN §11.3).
  */
-export const isAdminOf = (workspace: string, organization: string, project?: string): RawBuilder<boolean> => sql<boolean>`(
+export const isAdminOf = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => sql<boolean>`(
   ${administersWorkspacesOf(organization)}
-  or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id
-             where a.workspace_id = ${sql.ref(workspace)} and a.access = 'admin')
+  or ${callerRowsOn(workspace, sql<boolean>`a.access = 'admin'`, judged)}
   or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`, project)})`
 
 /**
@@ -102,14 +116,14 @@ export const isAdminOf = (workspace: string, organization: string, project?: str
  * and a row of the caller's teams on its project with workspace-access delete. `project` names the
  * workspace's project column.
  */
-export const destroysWorkspace = (workspace: string, organization: string, project: string): RawBuilder<boolean> =>
-  sql<boolean>`(${isAdminOf(workspace, organization, project)} or ${deletesWorkspacesIn(project)})`
+export const destroysWorkspace = (workspace: string, organization: string, project: string, judged: Judged = 'many'): RawBuilder<boolean> =>
+  sql<boolean>`(${isAdminOf(workspace, organization, project, judged)} or ${deletesWorkspacesIn(project)})`
 
 /**
  * Who may ask why teams hold what they hold on a workspace (DESIGN §10.2): owners and workspace
  * admins — as it names every team, secret ones included, the rule of who sees every row.
  */
-export const explainsWorkspace = (workspace: string, organization: string, project?: string): RawBuilder<boolean> => isAdminOf(workspace, organization, project)
+export const explainsWorkspace = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => isAdminOf(workspace, organization, project, judged)
 
 /**
  * Who may ask which workspaces a team reaches (DESIGN §10.2): owners of its organization, and
@@ -123,9 +137,9 @@ export const explainsTeam = (teamId: string, organization: string): RawBuilder<b
  * the teams with an organization-wide flag (manage/read-workspaces, manage/read-projects), the
  * teams with a row on it, any level, and the teams with a row on its project (DESIGN §11.3).
  */
-export const readsWorkspace = (workspace: string, organization: string, project?: string): RawBuilder<boolean> => sql<boolean>`(
+export const readsWorkspace = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => sql<boolean>`(
   exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g')})
-  or exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id where a.workspace_id = ${sql.ref(workspace)})
+  or ${callerRowsOn(workspace, sql<boolean>`true`, judged)}
   or ${callerProjectRowsOn(workspace, undefined, project)})`
 
 /**
@@ -159,9 +173,9 @@ export const namesTeamOn = (teamId: string, visibility: string, organization: st
  * workspace the caller cannot read is not there for it, whatever the team. `project` names the
  * workspace's project column when the statement has joined the workspace (as `readsWorkspace`).
  */
-export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string): RawBuilder<boolean> => sql<boolean>`(
-  ${readsWorkspace(workspace, organization, project)}
-  and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization, project)}))`
+export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => sql<boolean>`(
+  ${readsWorkspace(workspace, organization, project, judged)}
+  and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization, project, judged)}))`
 
 /**
  * The team part of `readsRow` as a set, for a workspace the statement has already found the

@@ -146,7 +146,7 @@ export async function changeWorkspace<T> (db: Kysely<Database>, source: ChangeSo
   const merged = changes.tags === undefined ? withVcs : sql`jsonb_set(${withVcs}, '{tag-names}', ${retagged(changes.tags)})`
   const moving = changes.projectId !== undefined
   const query = sql<T & { id: string, refusal: WorkspaceRefusal | null }>`with ${grantsOf(db, source)}
-    current as (select w.* from ${table.workspaces} w ${whereKey(key)} and ${mayIf(source, readsWorkspace('w.id', 'w.organization_id', 'w.project_id'))} for update of w),
+    current as (select w.* from ${table.workspaces} w ${whereKey(key)} and ${mayIf(source, readsWorkspace('w.id', 'w.organization_id', 'w.project_id', 'one'))} for update of w),
     target as (select p.id from ${table.projects} p join current c on c.organization_id = p.organization_id where p.id = ${changes.projectId ?? null}::text),
     merged as (select c.id, coalesce(${changes.name ?? null}::text, c.name) as name,
         case when ${changes.description !== undefined}::boolean then ${changes.description ?? null}::text else c.description end as description,
@@ -154,7 +154,7 @@ export async function changeWorkspace<T> (db: Kysely<Database>, source: ChangeSo
       from current c),
     verdict as (select case
           when (m.name <> c.name or m.description is distinct from c.description or m.settings <> c.settings or m.project_id = c.project_id)
-            and not ${mayIf(source, isAdminOf('c.id', 'c.organization_id', 'c.project_id'))} then 'hidden'
+            and not ${mayIf(source, isAdminOf('c.id', 'c.organization_id', 'c.project_id', 'one'))} then 'hidden'
           when ${moving}::boolean and not exists (select 1 from target) then 'project'
           when m.project_id <> c.project_id and not ${mayIf(source, movesWorkspace('c.project_id', 'm.project_id', 'c.organization_id'))} then 'hidden'
           else ${managedElsewhere(source, 'c')}
@@ -194,7 +194,7 @@ export async function removeWorkspace (db: Kysely<Database>, source: ChangeSourc
   const remove = async (trx: Kysely<Database>): Promise<{ refusal?: WorkspaceRefusal, id?: string }> => {
     const target = (await sql<{ id: string, refusal: WorkspaceRefusal | null }>`with ${grantsOf(trx, source)}
       found as (select w.id, ${managedElsewhere(source, 'w')} as refusal from ${table.workspaces} w ${whereKey(key)}
-        and ${mayIf(source, destroysWorkspace('w.id', 'w.organization_id', 'w.project_id'))} for update of w)
+        and ${mayIf(source, destroysWorkspace('w.id', 'w.organization_id', 'w.project_id', 'one'))} for update of w)
       select id, refusal from found`.execute(trx)).rows[0]
     if (target === undefined) return { refusal: 'hidden' }
     if (target.refusal !== null) return { refusal: target.refusal, id: target.id }

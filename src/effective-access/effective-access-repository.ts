@@ -69,7 +69,7 @@ export class EffectiveAccessRepository {
       .with('ws', (qc) => qc.selectFrom('workspaces as w')
         .innerJoin('organizations as o', 'o.id', 'w.organization_id')
         .where('w.id', '=', workspaceId)
-        .where(explainsWorkspace('w.id', 'w.organization_id', 'w.project_id'))
+        .where(explainsWorkspace('w.id', 'w.organization_id', 'w.project_id', 'one'))
         .select(['w.id', 'w.name', 'w.organization_id', 'w.project_id', 'o.name as organization_name']))
       .selectFrom('ws')
       .leftJoinLateral((eb) => {

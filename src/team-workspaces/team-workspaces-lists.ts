@@ -40,8 +40,8 @@ export function rowsOfWorkspace (grants: QueryCreator<Database>, workspaceId: st
     .with('ws', (qc) => qc.selectFrom('workspaces as w')
       .innerJoin('organizations as o', 'o.id', 'w.organization_id')
       .where('w.id', '=', workspaceId)
-      .where(readsWorkspace('w.id', 'w.organization_id', 'w.project_id'))
-      .select(['w.id', 'w.name as workspace_name', 'o.name as organization_name', isAdminOf('w.id', 'w.organization_id', 'w.project_id').as('is_admin')]))
+      .where(readsWorkspace('w.id', 'w.organization_id', 'w.project_id', 'one'))
+      .select(['w.id', 'w.name as workspace_name', 'o.name as organization_name', isAdminOf('w.id', 'w.organization_id', 'w.project_id', 'one').as('is_admin')]))
     // O(1) for a whole workspace: the trigger-kept counts (migration 0002), plus for a member
     // the rows of the secret teams it acts through; materialized so it runs once
     .with((cte) => cte('total').materialized(), (qc) => qc.selectFrom('ws')

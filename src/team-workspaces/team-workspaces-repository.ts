@@ -114,7 +114,7 @@ export class TeamWorkspacesRepository {
         .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
         .select(['w.name as workspace_name', organizationName('tw.organization_id')])
         .where('tw.id', '=', rowId!)
-        .where(readsRow('tw.workspace_id', 'tw.organization_id', 'tw.team_id', 'tw.team_visibility', 'w.project_id')))
+        .where(readsRow('tw.workspace_id', 'tw.organization_id', 'tw.team_id', 'tw.team_visibility', 'w.project_id', 'one')))
     return (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
   }
 
@@ -156,7 +156,7 @@ export class TeamWorkspacesRepository {
           .expression((eb) => eb.selectFrom('workspaces as w')
             .innerJoin('teams as t', (join) => join.on('t.id', '=', teamId!).onRef('t.organization_id', '=', 'w.organization_id'))
             .where('w.id', '=', workspaceId!)
-            .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id'))
+            .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id', 'one'))
             .select([
               sql<string>`${id}::text`.as('id'), 'w.organization_id', 't.id as team_id', 'w.id as workspace_id',
               sql<Access>`${access}::text`.as('access'),
@@ -183,7 +183,7 @@ export class TeamWorkspacesRepository {
     const why = await withGrants(this.db, caller)
       .selectFrom('workspaces as w')
       .where('w.id', '=', input.workspaceId)
-      .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id'))
+      .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id', 'one'))
       .select(sql<boolean>`exists (select 1 from ${table.team_workspaces} x where x.workspace_id = w.id and x.team_id = ${input.teamId})`.as('taken'))
       .executeTakeFirst()
     return { added: undefined, taken: why?.taken === true }
@@ -216,7 +216,7 @@ export class TeamWorkspacesRepository {
         .with('current', (qc) => qc.selectFrom('team_workspaces as tw')
           .select(row.map((c) => `tw.${c}` as const))
           .where('tw.id', '=', rowId!)
-          .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
+          .where(isAdminOf('tw.workspace_id', 'tw.organization_id', undefined, 'one'))
           .where('tw.access', 'in', rest as Access[])
           .forUpdate('tw'))
         .with('updated', (qc) => qc.updateTable('team_workspaces as tw')
@@ -241,7 +241,7 @@ export class TeamWorkspacesRepository {
     const current = await withGrants(this.db, caller)
       .selectFrom('team_workspaces as tw')
       .where('tw.id', '=', id)
-      .where(isAdminOf('tw.workspace_id', 'tw.organization_id'))
+      .where(isAdminOf('tw.workspace_id', 'tw.organization_id', undefined, 'one'))
       .select('tw.access')
       .executeTakeFirst()
     return { updated: undefined, current: current?.access }
@@ -253,7 +253,7 @@ export class TeamWorkspacesRepository {
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('removed', (qc) => qc.deleteFrom('team_workspaces')
           .where('team_workspaces.id', '=', rowId!)
-          .where(isAdminOf('team_workspaces.workspace_id', 'team_workspaces.organization_id'))
+          .where(isAdminOf('team_workspaces.workspace_id', 'team_workspaces.organization_id', undefined, 'one'))
           .returning(['id', 'organization_id', 'team_id', 'workspace_id']))
         .with('audit', (qc) => recordEvents(qc, 'removed', { action: 'remove_team', accessor: { kind: caller.kind, id: who! }, requestId: request!, permissions: false }))
         .selectFrom('removed')

@@ -151,7 +151,7 @@ export class WorkspacesRepository {
       .selectFrom('workspaces as w')
       .where('w.organization_id', '=', organization)
       .where('w.name', '=', name)
-      .where(readsWorkspace('w.id', 'w.organization_id', 'w.project_id'))
+      .where(readsWorkspace('w.id', 'w.organization_id', 'w.project_id', 'one'))
       .select('w.id')
       .executeTakeFirst()
     return found !== undefined

@@ -1,0 +1,124 @@
+import t from 'tap'
+import { CompiledQuery, sql, type Kysely } from 'kysely'
+import { applySeedDocument } from '../../src/directory/seed.js'
+import { TeamWorkspacesRepository } from '../../src/team-workspaces/team-workspaces-repository.js'
+import type { Database } from '../../src/db/database.js'
+import type { Caller } from '../../src/auth/caller.js'
+import { updateChanges, type UpdateChanges } from '../../src/access/permissions.js'
+import { ENGINE, freshDatabase } from '../helper.js'
+
+/**
+ * A statement about one row reads what that row needs, however many rows the caller's teams hold
+ * elsewhere: the test of the caller's rows on the workspace is a probe per team, not a hash of
+ * every row its teams hold (src/access/predicates.ts, `Judged`). Measured in the team-access rows
+ * each statement reads (EXPLAIN ANALYZE), which count rows, not time.
+ */
+const seed = {
+  users: [{ id: 'user-dev', username: 'dev' }],
+  organizations: [{
+    id: 'org-acme',
+    name: 'acme',
+    teams: [{ id: 'team-dev', name: 'dev', members: ['dev'] }, { id: 'team-ops', name: 'ops', visibility: 'secret' }],
+    workspaces: [{ id: 'ws-app', name: 'app' }],
+    'team-access': [{ team: 'dev', workspace: 'app', access: 'admin' }, { team: 'ops', workspace: 'app', access: 'read' }]
+  }]
+}
+const dev: Caller = { kind: 'user', userId: 'user-dev' }
+
+/** The repository on `db`, with every statement it sends kept, to be explained afterwards. */
+function watched (db: Kysely<Database>): { repository: TeamWorkspacesRepository, sent: CompiledQuery[] } {
+  const sent: CompiledQuery[] = []
+  const proxy = new Proxy(db, {
+    get (target, property) {
+      if (property === 'executeQuery') return async (query: CompiledQuery) => { sent.push(query); return await target.executeQuery(query) }
+      const value = Reflect.get(target, property, target) as unknown
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+    }
+  })
+  return { repository: new TeamWorkspacesRepository(proxy), sent }
+}
+
+class Rollback extends Error {}
+
+interface PlanNode { 'Relation Name'?: string, 'Actual Rows': number, 'Actual Loops': number, Plans?: PlanNode[] }
+
+/** The team-access rows a plan read, over every node that scans the table (subplans included). */
+const rowsRead = (node: PlanNode): number =>
+  (node['Relation Name'] === 'team_workspaces' ? node['Actual Rows'] * node['Actual Loops'] : 0) + (node.Plans ?? []).reduce((sum, child) => sum + rowsRead(child), 0)
+
+/** A value as an SQL literal, for EXECUTE. */
+const literal = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value)
+
+/**
+ * The team-access rows one statement reads on its generic plan — the plan the service's named statements
+ * run after their fifth call — in a transaction that is rolled back (a write changes nothing).
+ */
+async function rowsReadBy (db: Kysely<Database>, query: CompiledQuery): Promise<number> {
+  let read = -1
+  await db.transaction().execute(async (trx) => {
+    await sql`set local plan_cache_mode = force_generic_plan`.execute(trx)
+    await trx.executeQuery(CompiledQuery.raw(`prepare judged as ${query.sql}`))
+    const { rows: [row] } = await trx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+      CompiledQuery.raw(`explain (analyze, format json) execute judged(${query.parameters.map(literal).join(', ')})`))
+    const plan = row!['QUERY PLAN'][0]!.Plan
+    read = rowsRead(plan)
+    await sql`deallocate judged`.execute(trx) // a prepared statement outlives the transaction
+    throw new Rollback()
+  }).catch((err: unknown) => { if (!(err instanceof Rollback)) throw err })
+  return read
+}
+
+t.test(`one row's statements do not read the caller's other rows, on ${ENGINE}`, async (t) => {
+  const { db } = await freshDatabase(t)
+  await applySeedDocument(db, seed)
+  const { repository, sent } = watched(db)
+  const statements = async (): Promise<Record<string, CompiledQuery>> => {
+    sent.length = 0
+    const row = await repository.find(dev, 'tws-ops-app')
+    t.equal(row?.team_id, 'team-ops', 'an admin of the workspace sees the secret team\'s row')
+    const list = await repository.list(dev, { workspaceId: 'ws-app' }, { number: 1, size: 20 })
+    t.equal(list?.total, 2)
+    const [show, page] = sent
+    // the statements that update and remove, sent for a row that is not there, then explained
+    // (and rolled back) for the real one
+    sent.length = 0
+    t.equal((await repository.update(dev, 'tws-none', updateChanges('write', {}) as UpdateChanges, 'req-1')).updated, undefined)
+    t.notOk(await repository.remove(dev, 'tws-none', 'req-1'))
+    const [update, remove] = sent.filter((q) => q.sql.startsWith('with "grants"')).map((q) => CompiledQuery.raw(q.sql, q.parameters.map((p) => p === 'tws-none' ? 'tws-ops-app' : p)))
+    t.match(update?.sql, /update "team_access"."team_workspaces"/)
+    t.match(remove?.sql, /delete from "team_access"."team_workspaces"/)
+    return { show: show!, page: page!, update: update!, remove: remove! }
+  }
+  await sql`update team_access.team_workspaces set id = 'tws-ops-app' where team_id = 'team-ops'`.execute(db)
+  // an organization as they come: many teams of a few rows each, many rows on each workspace —
+  // which makes PostgreSQL read the caller's rows whole (a hash) rather than those of the workspace
+  await sql`insert into team_access.workspaces (id, organization_id, name, project_id)
+    select 'ws-more-' || n, w.organization_id, 'more-' || n, w.project_id from team_access.workspaces w, generate_series(1, 200) n where w.id = 'ws-app'`.execute(db)
+  await sql`insert into team_access.teams (id, organization_id, name, visibility)
+    select 'team-t-' || n, 'org-acme', 't-' || n, 'organization' from generate_series(1, 3000) n`.execute(db)
+  await sql`insert into team_access.team_workspaces (id, organization_id, team_id, workspace_id, access,
+      runs, variables, state_versions, sentinel_mocks, workspace_locking, run_tasks, policy_overrides)
+    select 'tws-t-' || n || '-' || k, 'org-acme', 'team-t-' || n, 'ws-more-' || ((n * 2 + k) % 200 + 1), 'read', 'read', 'read', 'read', 'none', false, false, false
+    from generate_series(1, 3000) n, generate_series(0, 1) k`.execute(db)
+  await sql`analyze`.execute(db)
+
+  const before = await statements()
+  const small: Record<string, number> = {}
+  for (const [name, query] of Object.entries(before)) small[name] = await rowsReadBy(db, query)
+
+  // the caller's team comes to hold admin on the 200 workspaces
+  await sql`insert into team_access.team_workspaces (id, organization_id, team_id, workspace_id, access,
+      runs, variables, state_versions, sentinel_mocks, workspace_locking, run_tasks, policy_overrides)
+    select 'tws-dev-' || w.id, w.organization_id, 'team-dev', w.id, 'admin', 'apply', 'write', 'write', 'read', true, true, false
+    from team_access.workspaces w where w.id like 'ws-more-%'`.execute(db)
+  await sql`analyze`.execute(db)
+
+  const after = await statements()
+  for (const [name, query] of Object.entries(after)) {
+    const large = await rowsReadBy(db, query)
+    t.ok(small[name]! > 0, `${name}: explained (${small[name]} rows read)`)
+    // a hash of the caller's rows reads each of the 201
+    t.ok(large <= small[name]! + 10, `${name}: ${small[name]} team-access rows read with one row of the caller's team, ${large} with 201`)
+  }
+  t.ok(await repository.remove(dev, 'tws-ops-app', 'req-2'), 'and the row is removed for real, once')
+})
