@@ -4,7 +4,7 @@ import type { Database, ManagedBy } from '../db/database.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { table } from '../db/tables.js'
 import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
-import { isAdminOf, isMemberOf, readsWorkspace } from '../access/predicates.js'
+import { isAdminOf, isMemberOf, readsWorkspace, type Judged } from '../access/predicates.js'
 import { deletesWorkspacesIn } from '../access/project-predicates.js'
 import type { Caller } from '../auth/caller.js'
 import { apiSource } from '../directory/source.js'
@@ -36,20 +36,20 @@ export interface WorkspaceFilter { search?: string | undefined, projectId?: stri
  * The columns of a workspace's resource for this caller, from `workspace` (the alias of a row of
  * `workspaces`, or of a CTE that returned its columns): its organization's name and the caller's
  * permissions on it, decided by the predicates (src/access/predicates.ts) — the workspace admin
- * rule once for both.
+ * rule once for both. `judged`: whether the statement is about one workspace (src/access/predicates.ts).
  */
-function viewColumns (workspace: string): Array<AliasedRawBuilder<unknown, string>> {
+function viewColumns (workspace: string, judged: Judged = 'many'): Array<AliasedRawBuilder<unknown, string>> {
   const c = (column: string) => sql.ref(`${workspace}.${column}`)
   return [
     ...(['id', 'name', 'created_at', 'project_id', 'description', 'settings', 'managed_by'] as const).map((column) => sql`${c(column)}`.as(column)),
     sql`(select o.name from ${table.organizations} o where o.id = ${c('organization_id')})`.as('organization_name'),
     sql`(select array[a.admin, a.admin or ${deletesWorkspacesIn(`${workspace}.project_id`)}]
-      from (select ${isAdminOf(`${workspace}.id`, `${workspace}.organization_id`, `${workspace}.project_id`)} as admin) a)`.as('permissions')
+      from (select ${isAdminOf(`${workspace}.id`, `${workspace}.organization_id`, `${workspace}.project_id`, judged)} as admin) a)`.as('permissions')
   ]
 }
 
-/** The statement's answer for an API caller: the resource's columns (the `grants` CTE is the statement's). */
-const apiAnswer: WorkspaceAnswer = (workspace) => sql.join(viewColumns(workspace).map((column) => sql`${column}`))
+/** The statement's answer for an API caller, about the one workspace it wrote: the resource's columns (the `grants` CTE is the statement's). */
+const apiAnswer: WorkspaceAnswer = (workspace) => sql.join(viewColumns(workspace, 'one').map((column) => sql`${column}`))
 
 /**
  * Workspaces (DESIGN §7, §14.1): the reads, one statement each built once per shape, with the
@@ -61,24 +61,24 @@ export class WorkspacesRepository {
 
   constructor (private readonly db: Kysely<Database>) {}
 
-  /** The workspaces the caller may read, with what a resource needs. */
-  private readable (qc: QueryCreator<Database>) {
+  /** The workspaces the caller may read, with what a resource needs; `judged` 'one' when the statement names one. */
+  private readable (qc: QueryCreator<Database>, judged: Judged) {
     return qc.selectFrom('workspaces as w')
-      .select(viewColumns('w'))
-      .where(readsWorkspace('w.id', 'w.organization_id', 'w.project_id'))
+      .select(viewColumns('w', judged))
+      .where(readsWorkspace('w.id', 'w.organization_id', 'w.project_id', judged))
   }
 
   /** One workspace by id, if the caller may read it. */
   async find (caller: Caller, id: string): Promise<WorkspaceView | undefined> {
     const query = this.shapes.compile(this.db, `find:${caller.kind}`, [...callerValues(caller), id], ([who, token, wsId]) =>
-      this.readable(withGrants(this.db, callerOfKind(caller.kind, [who, token]))).where('w.id', '=', wsId!))
+      this.readable(withGrants(this.db, callerOfKind(caller.kind, [who, token])), 'one').where('w.id', '=', wsId!))
     return (await this.db.executeQuery<WorkspaceView>(query)).rows[0]
   }
 
   /** One workspace by organization and workspace name, if the caller may read it. */
   async findByName (caller: Caller, organization: string, name: string): Promise<WorkspaceView | undefined> {
     const query = this.shapes.compile(this.db, `by-name:${caller.kind}`, [...callerValues(caller), organization, name], ([who, token, org, wsName]) =>
-      this.readable(withGrants(this.db, callerOfKind(caller.kind, [who, token])))
+      this.readable(withGrants(this.db, callerOfKind(caller.kind, [who, token])), 'one')
         .where('w.organization_id', '=', sql<string>`(select o.id from ${table.organizations} o where o.name = ${org})`).where('w.name', '=', wsName!))
     return (await this.db.executeQuery<WorkspaceView>(query)).rows[0]
   }

@@ -2,14 +2,16 @@ import t from 'tap'
 import { CompiledQuery, sql, type Kysely } from 'kysely'
 import { applySeedDocument } from '../../src/directory/seed.js'
 import { TeamWorkspacesRepository } from '../../src/team-workspaces/team-workspaces-repository.js'
+import { WorkspacesRepository } from '../../src/workspaces/workspaces-repository.js'
 import type { Database } from '../../src/db/database.js'
 import type { Caller } from '../../src/auth/caller.js'
 import { updateChanges, type UpdateChanges } from '../../src/access/permissions.js'
 import { ENGINE, freshDatabase } from '../helper.js'
 
 /**
- * A statement about one row reads what that row needs, however many rows the caller's teams hold
- * elsewhere: the test of the caller's rows on the workspace is a probe per team, not a hash of
+ * A statement about one row or one workspace (a show of a row or of a workspace, a page of one
+ * workspace's rows, an update, a removal) reads what that workspace needs, however many rows the
+ * caller's teams hold elsewhere: the test of the caller's rows on the workspace is a probe per team, not a hash of
  * every row its teams hold (src/access/predicates.ts, `Judged`). Measured in the team-access rows
  * each statement reads (EXPLAIN ANALYZE), which count rows, not time.
  */
@@ -25,8 +27,8 @@ const seed = {
 }
 const dev: Caller = { kind: 'user', userId: 'user-dev' }
 
-/** The repository on `db`, with every statement it sends kept, to be explained afterwards. */
-function watched (db: Kysely<Database>): { repository: TeamWorkspacesRepository, sent: CompiledQuery[] } {
+/** `db`, with every statement sent through it kept, to be explained afterwards. */
+function watched (db: Kysely<Database>): { db: Kysely<Database>, sent: CompiledQuery[] } {
   const sent: CompiledQuery[] = []
   const proxy = new Proxy(db, {
     get (target, property) {
@@ -35,7 +37,7 @@ function watched (db: Kysely<Database>): { repository: TeamWorkspacesRepository,
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
     }
   })
-  return { repository: new TeamWorkspacesRepository(proxy), sent }
+  return { db: proxy, sent }
 }
 
 class Rollback extends Error {}
@@ -49,20 +51,24 @@ const rowsRead = (node: PlanNode): number =>
 /** A value as an SQL literal, for EXECUTE. */
 const literal = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value)
 
+let prepared = 0
+
 /**
- * The team-access rows one statement reads on its generic plan — the plan the service's named statements
- * run after their fifth call — in a transaction that is rolled back (a write changes nothing).
+ * The team-access rows one statement reads on its generic plan — the plan the service's named
+ * statements settle on from their sixth call when it costs no more than a custom one, forced here —
+ * in a transaction that is rolled back (a write changes nothing).
  */
 async function rowsReadBy (db: Kysely<Database>, query: CompiledQuery): Promise<number> {
   let read = -1
+  // a name of its own each time: a prepared statement outlives its transaction, a failed one too
+  const name = `judged_${++prepared}`
   await db.transaction().execute(async (trx) => {
     await sql`set local plan_cache_mode = force_generic_plan`.execute(trx)
-    await trx.executeQuery(CompiledQuery.raw(`prepare judged as ${query.sql}`))
+    await trx.executeQuery(CompiledQuery.raw(`prepare ${name} as ${query.sql}`))
     const { rows: [row] } = await trx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-      CompiledQuery.raw(`explain (analyze, format json) execute judged(${query.parameters.map(literal).join(', ')})`))
-    const plan = row!['QUERY PLAN'][0]!.Plan
-    read = rowsRead(plan)
-    await sql`deallocate judged`.execute(trx) // a prepared statement outlives the transaction
+      CompiledQuery.raw(`explain (analyze, format json) execute ${name}(${query.parameters.map(literal).join(', ')})`))
+    read = rowsRead(row!['QUERY PLAN'][0]!.Plan)
+    await sql`deallocate ${sql.raw(name)}`.execute(trx)
     throw new Rollback()
   }).catch((err: unknown) => { if (!(err instanceof Rollback)) throw err })
   return read
@@ -71,14 +77,20 @@ async function rowsReadBy (db: Kysely<Database>, query: CompiledQuery): Promise<
 t.test(`one row's statements do not read the caller's other rows, on ${ENGINE}`, async (t) => {
   const { db } = await freshDatabase(t)
   await applySeedDocument(db, seed)
-  const { repository, sent } = watched(db)
+  const { db: seen, sent } = watched(db)
+  const repository = new TeamWorkspacesRepository(seen)
+  const workspaces = new WorkspacesRepository(seen)
   const statements = async (): Promise<Record<string, CompiledQuery>> => {
     sent.length = 0
     const row = await repository.find(dev, 'tws-ops-app')
     t.equal(row?.team_id, 'team-ops', 'an admin of the workspace sees the secret team\'s row')
     const list = await repository.list(dev, { workspaceId: 'ws-app' }, { number: 1, size: 20 })
     t.equal(list?.total, 2)
-    const [show, page] = sent
+    t.equal((await workspaces.find(dev, 'ws-app'))?.name, 'app')
+    const [show, page, workspace] = sent
+    t.match(show?.sql, /from "team_access"."team_workspaces" as "tw"/)
+    t.match(page?.sql, /limit \$\d+ offset \$\d+/)
+    t.match(workspace?.sql, /from "team_access"."workspaces" as "w"/)
     // the statements that update and remove, sent for a row that is not there, then explained
     // (and rolled back) for the real one
     sent.length = 0
@@ -87,7 +99,7 @@ t.test(`one row's statements do not read the caller's other rows, on ${ENGINE}`,
     const [update, remove] = sent.filter((q) => q.sql.startsWith('with "grants"')).map((q) => CompiledQuery.raw(q.sql, q.parameters.map((p) => p === 'tws-none' ? 'tws-ops-app' : p)))
     t.match(update?.sql, /update "team_access"."team_workspaces"/)
     t.match(remove?.sql, /delete from "team_access"."team_workspaces"/)
-    return { show: show!, page: page!, update: update!, remove: remove! }
+    return { show: show!, page: page!, workspace: workspace!, update: update!, remove: remove! }
   }
   await sql`update team_access.team_workspaces set id = 'tws-ops-app' where team_id = 'team-ops'`.execute(db)
   // an organization as they come: many teams of a few rows each, many rows on each workspace —
