@@ -177,6 +177,6 @@ export const floors: Record<FloorKey, Scenario> = {
     return { key: 'floor:update', name: 'floor: one primary-key UPDATE (the write floor)', options: { requests: [{ method: 'POST', setupRequest: (request: any) => ({ ...request, path: `/floor/update/tws-s${next++ % 200}-0` }) }] as any } }
   })(),
   insertDelete: { key: 'floor:insertDelete', name: 'floor: one INSERT + one DELETE', options: { method: 'POST', path: '/floor/write' } },
-  showBound: { key: 'floor:showBound', name: 'bound: the least show of §4 (token still usable, the row, its names, the document; no visibility rule)', options: { path: '/floor/show-bound/tws-h-5000', headers: owner } },
+  showBound: { key: 'floor:showBound', name: 'bound: the least show of §4 (token still usable, the row, its names, the document; no visibility rule)', compare: { with: 'floor:read', label: 'one-row floor' }, options: { path: '/floor/show-bound/tws-h-5000', headers: owner } },
   page: { key: 'floor:page', name: 'floor: naive page 50 of 100 at 10,000 rows (OFFSET + count)', options: { path: '/floor/page/ws-huge/50' } }
 }

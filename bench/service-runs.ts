@@ -132,8 +132,7 @@ export async function measureFloor (env: Record<string, string>): Promise<Floors
       if (selected(floors[key].key)) measured[key] = await drive(base, floors[key], floor.pid!)
     }
     // the bound on the show's ratio, read as the show's is: against the one-row floor
-    const [bound, read] = [measured.showBound, measured.read]
-    if (bound !== undefined && read !== undefined) Object.assign(bound, { ratio: bound.rps / read.rps, compareLabel: 'one-row floor' })
+    compare(Object.values(measured), Object.values(floors), measured)
     return measured
   } finally {
     await stop(floor)
