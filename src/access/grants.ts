@@ -10,7 +10,7 @@ import { table } from '../db/tables.js'
  * that token is usable and still names it: the statement checks it, so a token revoked or expired
  * since it was last looked up grants nothing (src/auth/token-identities.ts).
  */
-export function callerGrants (qc: QueryCreator<Database>, caller: Caller) {
+export function callerGrants (qc: QueryCreator<Database>, caller: Caller, rows: 'all' | 'granting' = 'all') {
   switch (caller.kind) {
     case 'organization':
       return qc.selectFrom('organizations')
@@ -22,19 +22,23 @@ export function callerGrants (qc: QueryCreator<Database>, caller: Caller) {
         .where('teams.id', '=', caller.teamId)
         .where(tokenNames(caller.token, 'team_id', caller.teamId))
         .select(teamGrant)
-    case 'user':
+    case 'user': {
       // its teams, and a row that grants nothing for each organization it is an active member of
-      // (DESIGN §2, §14.2): a member with no team there is still a member
-      return qc.selectFrom('teams')
+      // (DESIGN §2, §14.2): a member with no team there is still a member. A statement that asks
+      // only what is granted on workspaces (`rows`: 'granting') leaves those rows out: they grant
+      // nothing there, and reading them cost a probe and a union on every call of the host's check
+      const teams = qc.selectFrom('teams')
         .innerJoin('team_memberships', 'team_memberships.team_id', 'teams.id')
         .where('team_memberships.user_id', '=', caller.userId)
         .where(tokenNames(caller.token, 'user_id', caller.userId))
         .select(teamGrant)
-        .unionAll((qc) => qc.selectFrom('organization_memberships')
-          .where('organization_memberships.user_id', '=', caller.userId)
-          .where('organization_memberships.status', '=', 'active')
-          .where(tokenNames(caller.token, 'user_id', caller.userId))
-          .select(membershipGrant))
+      if (rows === 'granting') return teams
+      return teams.unionAll((qc) => qc.selectFrom('organization_memberships')
+        .where('organization_memberships.user_id', '=', caller.userId)
+        .where('organization_memberships.status', '=', 'active')
+        .where(tokenNames(caller.token, 'user_id', caller.userId))
+        .select(membershipGrant))
+    }
   }
 }
 
@@ -97,8 +101,8 @@ export const teamGrants = (qc: QueryCreator<Database>) => qc.selectFrom('teams')
  * A statement's start: the caller's `grants` CTE. Only the predicates' SQL reads it, so the
  * builder is typed without it.
  */
-export const withGrants = (db: Kysely<Database>, caller: Caller): QueryCreator<Database> =>
-  db.with('grants', (qc) => callerGrants(qc, caller)) as unknown as QueryCreator<Database>
+export const withGrants = (db: Kysely<Database>, caller: Caller, rows: 'all' | 'granting' = 'all'): QueryCreator<Database> =>
+  db.with('grants', (qc) => callerGrants(qc, caller, rows)) as unknown as QueryCreator<Database>
 
 /**
  * The two values that identify a caller of a kind — its subject's id and its token's digest (null

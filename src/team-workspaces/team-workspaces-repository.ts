@@ -1,10 +1,10 @@
-import { sql, type Kysely, type QueryCreator } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Access } from '../../schemas/common.js'
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../access/permission-columns.js'
-import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
+import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
 import { grantsOrganizationWide, isAdminOf, readsRow } from '../access/predicates.js'
 import { linkNames, organizationName, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
@@ -66,16 +66,28 @@ export class TeamWorkspacesRepository {
   async grantsOn (caller: Caller, workspaceIds: readonly string[]): Promise<Map<string, Array<Pick<TeamGrants, 'flags' | 'row' | 'projectRow'>>>> {
     const one = workspaceIds.length === 1
     const query = this.shapes.compile(this.db, `grants-on:${caller.kind}:${one ? 'one' : 'many'}`, [...callerValues(caller), one ? workspaceIds[0] : workspaceIds], ([who, token, ids]) =>
-      // the caller's grant rows first (materialized: a handful, found by the caller's key), then
-      // the workspaces: left to itself, the planner may start from a workspace and visit every
-      // team of its organization (PGlite keeps no statistics to tell it otherwise)
-      (this.db.with((cte) => cte('grants').materialized(), (qc) => callerGrants(qc, callerOfKind(caller.kind, [who, token]))) as unknown as QueryCreator<Database>)
-        .selectFrom('workspaces as w')
-        // the caller's grant rows (the `grants` CTE, typed by the predicates' SQL alone) in the workspace's organization
-        .innerJoin(sql`grants`.as('g'), (join) => join.on(sql<boolean>`g.organization_id = w.organization_id`))
-        .leftJoin('team_workspaces as tw', (join) => join.onRef('tw.workspace_id', '=', 'w.id').on(sql<boolean>`tw.team_id = g.team_id`))
-        // and that team's row on the workspace's project (DESIGN §11.3), looked up by its unique
-        // (team, project) key: as a plain join, a prepared statement's generic plan hashed the whole
+      // the caller's grant rows that can grant anything on a workspace (a handful, found by the
+      // caller's key), then, for each, the asked workspaces of its organization, that team's row on
+      // each and its row on each one's project: the laterals make the statement start from the
+      // grants — left to itself, the planner may start from a workspace and visit every team of its
+      // organization (PGlite keeps no statistics to tell it otherwise), and a generic plan read the
+      // workspaces of a small organization whole to find the one asked for
+      withGrants(this.db, callerOfKind(caller.kind, [who, token]), 'granting')
+        .selectFrom(sql`grants`.as('g'))
+        .innerJoinLateral((eb) => eb.selectFrom('workspaces as ws').select(['ws.id', 'ws.project_id'])
+          .where(one ? sql<boolean>`ws.id = ${ids}::text` : sql<boolean>`ws.id = any(${ids}::text[])`)
+          .where(sql<boolean>`ws.organization_id = g.organization_id`)
+          .as('w'), (join) => join.onTrue())
+        // that team's row on the workspace, by its unique (team, workspace) key: a lateral probe,
+        // where a join read every row of the team for each workspace of several
+        .leftJoinLateral((eb) => eb.selectFrom('team_workspaces as r')
+          .select(['r.id', 'r.access', ...PERMISSION_COLUMN_NAMES.map((c) => `r.${c}` as const)])
+          .where(sql<boolean>`r.team_id = g.team_id`)
+          .where(sql<boolean>`r.workspace_id = w.id`)
+          .limit(1)
+          .as('tw'), (join) => join.onTrue())
+        // and that team's row on the workspace's project (DESIGN §11.3), by its unique (team,
+        // project) key: as a plain join, a prepared statement's generic plan hashed the whole
         // team_projects table on every call (it cannot tell how many workspaces it will be given)
         .leftJoinLateral((eb) => eb.selectFrom('team_projects as p')
           .select(PROJECT_GRANT_COLUMNS.map((c) => `p.${c}` as const))
@@ -83,7 +95,6 @@ export class TeamWorkspacesRepository {
           .where(sql<boolean>`p.project_id = w.project_id`)
           .limit(1)
           .as('tp'), (join) => join.onTrue())
-        .where(one ? sql<boolean>`w.id = ${ids}::text` : sql<boolean>`w.id = any(${ids}::text[])`)
         .where(sql<boolean>`(${grantsOrganizationWide('g')} or tw.id is not null or tp.id is not null)`)
         .select(['w.id as workspace_id', 'tw.id as row_id', 'tw.access'])
         .select(PROJECT_GRANT_COLUMNS.map((c) => `tp.${c} as tp_${c}` as const))

@@ -123,7 +123,7 @@ if (ENGINE === 'postgres') {
       select 'ws-more-' || n, w.organization_id, 'more-' || n, w.project_id from team_access.workspaces w, generate_series(1, 300) n where w.id = 'ws-app'`.execute(db)
     await sql`analyze team_access.workspaces`.execute(db)
     for (let i = 0; i < 10; i++) t.same(await app.teamAccess.effectiveAccess({ caller: user('planner'), workspaceId: 'ws-app' }), { access: 'plan', permissions: IMPLICIT_PERMISSIONS.plan })
-    const prepared = await sql<{ statement: string, generic_plans: string }>`select statement, generic_plans from pg_prepared_statements where statement like ${'%grants%w.id = $%'}`.execute(db)
+    const prepared = await sql<{ statement: string, generic_plans: string }>`select statement, generic_plans from pg_prepared_statements where statement like ${'%grants%ws.id = $%'}`.execute(db)
     t.equal(prepared.rows.length, 1, 'the check is one named statement on the connection, parsed once')
     // PostgreSQL plans a prepared statement's first five calls for their values, then keeps its
     // generic plan if that costs no more: the check's did not when it asked `w.id = any($1)`, and

@@ -42,14 +42,16 @@ function watched (db: Kysely<Database>): { db: Kysely<Database>, sent: CompiledQ
 
 class Rollback extends Error {}
 
-interface PlanNode { 'Relation Name'?: string, 'Actual Rows': number, 'Actual Loops': number, Plans?: PlanNode[] }
+interface PlanNode { 'Node Type': string, 'Relation Name'?: string, 'Index Cond'?: string, 'Actual Rows': number, 'Actual Loops': number, Plans?: PlanNode[] }
 
 /** The team-access rows a plan read, over every node that scans the table (subplans included). */
 const rowsRead = (node: PlanNode): number =>
   (node['Relation Name'] === 'team_workspaces' ? node['Actual Rows'] * node['Actual Loops'] : 0) + (node.Plans ?? []).reduce((sum, child) => sum + rowsRead(child), 0)
 
 /** A value as an SQL literal, for EXECUTE. */
-const literal = (value: unknown): string => value === null ? 'null' : typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : String(value)
+const literal = (value: unknown): string => value === null
+  ? 'null'
+  : typeof value === 'string' ? `'${value.replaceAll("'", "''")}'` : Array.isArray(value) ? `array[${value.map(literal).join(', ')}]` : String(value)
 
 let prepared = 0
 
@@ -59,7 +61,16 @@ let prepared = 0
  * in a transaction that is rolled back (a write changes nothing).
  */
 async function rowsReadBy (db: Kysely<Database>, query: CompiledQuery): Promise<number> {
-  let read = -1
+  return rowsRead(await planOf(db, query))
+}
+
+/** The nodes of a plan that scan `table`. */
+const scansOf = (node: PlanNode, table: string): PlanNode[] =>
+  [...(node['Relation Name'] === table ? [node] : []), ...(node.Plans ?? []).flatMap((child) => scansOf(child, table))]
+
+/** One statement's generic plan, executed (EXPLAIN ANALYZE) in a transaction that is rolled back. */
+async function planOf (db: Kysely<Database>, query: CompiledQuery): Promise<PlanNode> {
+  let plan: PlanNode | undefined
   // a name of its own each time: a prepared statement outlives its transaction, a failed one too
   const name = `judged_${++prepared}`
   await db.transaction().execute(async (trx) => {
@@ -67,11 +78,11 @@ async function rowsReadBy (db: Kysely<Database>, query: CompiledQuery): Promise<
     await trx.executeQuery(CompiledQuery.raw(`prepare ${name} as ${query.sql}`))
     const { rows: [row] } = await trx.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
       CompiledQuery.raw(`explain (analyze, format json) execute ${name}(${query.parameters.map(literal).join(', ')})`))
-    read = rowsRead(row!['QUERY PLAN'][0]!.Plan)
+    plan = row!['QUERY PLAN'][0]!.Plan
     await sql`deallocate ${sql.raw(name)}`.execute(trx)
     throw new Rollback()
   }).catch((err: unknown) => { if (!(err instanceof Rollback)) throw err })
-  return read
+  return plan!
 }
 
 t.test(`one row's statements do not read the caller's other rows, on ${ENGINE}`, async (t) => {
@@ -80,6 +91,7 @@ t.test(`one row's statements do not read the caller's other rows, on ${ENGINE}`,
   const { db: seen, sent } = watched(db)
   const repository = new TeamWorkspacesRepository(seen)
   const workspaces = new WorkspacesRepository(seen)
+  let checks: Record<'check' | 'checkMany', CompiledQuery> | undefined
   const statements = async (): Promise<Record<string, CompiledQuery>> => {
     sent.length = 0
     const row = await repository.find(dev, 'tws-ops-app')
@@ -99,6 +111,12 @@ t.test(`one row's statements do not read the caller's other rows, on ${ENGINE}`,
     const [update, remove] = sent.filter((q) => q.sql.startsWith('with "grants"')).map((q) => CompiledQuery.raw(q.sql, q.parameters.map((p) => p === 'tws-none' ? 'tws-ops-app' : p)))
     t.match(update?.sql, /update "team_access"."team_workspaces"/)
     t.match(remove?.sql, /delete from "team_access"."team_workspaces"/)
+    // the host's check (DESIGN §10), of one workspace and of fifty
+    sent.length = 0
+    t.equal((await repository.grantsOn(dev, ['ws-app'])).get('ws-app')?.length, 1)
+    await repository.grantsOn(dev, ['ws-app', ...Array.from({ length: 49 }, (_, n) => `ws-more-${n + 1}`)])
+    const [check, checkMany] = sent
+    checks = { check: check!, checkMany: checkMany! }
     return { show: show!, page: page!, workspace: workspace!, update: update!, remove: remove! }
   }
   await sql`update team_access.team_workspaces set id = 'tws-ops-app' where team_id = 'team-ops'`.execute(db)
@@ -131,6 +149,16 @@ t.test(`one row's statements do not read the caller's other rows, on ${ENGINE}`,
     t.ok(small[name]! > 0, `${name}: explained (${small[name]} rows read)`)
     // a hash of the caller's rows reads each of the 201
     t.ok(large <= small[name]! + 10, `${name}: ${small[name]} team-access rows read with one row of the caller's team, ${large} with 201`)
+  }
+  // the host's check, of one workspace and of fifty: each of the caller's teams' rows is probed by
+  // its (team, workspace) key, not read team by team and filtered; an organization membership, which
+  // grants nothing on a workspace, is not read at all
+  for (const [name, query] of Object.entries(checks!)) {
+    const plan = await planOf(db, query)
+    const rows = scansOf(plan, 'team_workspaces')
+    t.ok(rows.length > 0 && rows.every((scan) => /team_id = .*workspace_id = /.test(scan['Index Cond'] ?? '')),
+      `${name}: team-access rows probed by (team, workspace): ${rows.map((scan) => `${scan['Node Type']} (${scan['Index Cond'] ?? 'no key'})`).join('; ')}`)
+    t.same(scansOf(plan, 'organization_memberships'), [], `${name}: no organization membership read`)
   }
   t.ok(await repository.remove(dev, 'tws-ops-app', 'req-2'), 'and the row is removed for real, once')
 })
