@@ -94,8 +94,17 @@ const callerProjectRowsOn = (workspace: string, where: RawBuilder<boolean> = sql
  * workspace — right for a list, but for one workspace it reads them all (a team with a row on
  * each of 5,000 workspaces: 5,000 index entries a show). For `one`, `offset 0` keeps the test a
  * probe of the workspace's row per team the caller acts through.
+ *
+ * `owner` is `one` for a statement built for an organization's token alone (`judgedAs`): its only
+ * grant row is its ownership of its organization (./grants.ts), so every rule of a workspace, a
+ * row or a team on it is that row's — the other branches could not change the answer, and
+ * PostgreSQL sets each up on every execution (a third of an owner's show). A statement built so for any other
+ * caller would only refuse more: its grant rows are owners' or grant nothing here.
  */
-export type Judged = 'one' | 'many'
+export type Judged = 'one' | 'many' | 'owner'
+
+/** How a statement about one workspace, built once per caller kind, judges a caller of `kind`. */
+export const judgedAs = (kind: 'organization' | 'team' | 'user'): Judged => kind === 'organization' ? 'owner' : 'one'
 
 /** The caller's teams' rows on the workspace (`a`, with `g` the grant it comes through), narrowed by `where`. */
 const callerRowsOn = (workspace: string, where: RawBuilder<boolean>, judged: Judged): RawBuilder<boolean> =>
@@ -106,7 +115,9 @@ const callerRowsOn = (workspace: string, where: RawBuilder<boolean>, judged: Jud
  * A workspace admin: effective access `admin` — organization-wide, through a team row with access
  * admin, or through a team-project row on its project of level maintain or admin (DESIGN §11.3).
  */
-export const isAdminOf = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => sql<boolean>`(
+export const isAdminOf = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => judged === 'owner'
+  ? isOwnerOf(organization)
+  : sql<boolean>`(
   ${administersWorkspacesOf(organization)}
   or ${callerRowsOn(workspace, sql<boolean>`a.access = 'admin'`, judged)}
   or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`, project)})`
@@ -116,8 +127,9 @@ export const isAdminOf = (workspace: string, organization: string, project?: str
  * and a row of the caller's teams on its project with workspace-access delete. `project` names the
  * workspace's project column.
  */
-export const destroysWorkspace = (workspace: string, organization: string, project: string, judged: Judged = 'many'): RawBuilder<boolean> =>
-  sql<boolean>`(${isAdminOf(workspace, organization, project, judged)} or ${deletesWorkspacesIn(project)})`
+export const destroysWorkspace = (workspace: string, organization: string, project: string, judged: Judged = 'many'): RawBuilder<boolean> => judged === 'owner'
+  ? isOwnerOf(organization)
+  : sql<boolean>`(${isAdminOf(workspace, organization, project, judged)} or ${deletesWorkspacesIn(project)})`
 
 /**
  * Who may ask why teams hold what they hold on a workspace (DESIGN §10.2): owners and workspace
@@ -137,7 +149,9 @@ export const explainsTeam = (teamId: string, organization: string): RawBuilder<b
  * the teams with an organization-wide flag (manage/read-workspaces, manage/read-projects), the
  * teams with a row on it, any level, and the teams with a row on its project (DESIGN §11.3).
  */
-export const readsWorkspace = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => sql<boolean>`(
+export const readsWorkspace = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => judged === 'owner'
+  ? isOwnerOf(organization)
+  : sql<boolean>`(
   exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g')})
   or ${callerRowsOn(workspace, sql<boolean>`true`, judged)}
   or ${callerProjectRowsOn(workspace, undefined, project)})`
@@ -173,7 +187,9 @@ export const namesTeamOn = (teamId: string, visibility: string, organization: st
  * workspace the caller cannot read is not there for it, whatever the team. `project` names the
  * workspace's project column when the statement has joined the workspace (as `readsWorkspace`).
  */
-export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => sql<boolean>`(
+export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => judged === 'owner'
+  ? isOwnerOf(organization)
+  : sql<boolean>`(
   ${readsWorkspace(workspace, organization, project, judged)}
   and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization, project, judged)}))`
 

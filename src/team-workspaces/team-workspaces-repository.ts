@@ -5,7 +5,7 @@ import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../access/permission-columns.js'
 import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
-import { grantsOrganizationWide, isAdminOf, readsRow } from '../access/predicates.js'
+import { grantsOrganizationWide, isAdminOf, judgedAs, readsRow } from '../access/predicates.js'
 import { linkNames, organizationName, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
 import { PERMISSION_NAMES, type Permissions, type UpdateChanges } from '../access/permissions.js'
@@ -125,7 +125,7 @@ export class TeamWorkspacesRepository {
         .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
         .select(['w.name as workspace_name', organizationName('tw.organization_id')])
         .where('tw.id', '=', rowId!)
-        .where(readsRow('tw.workspace_id', 'tw.organization_id', 'tw.team_id', 'tw.team_visibility', 'w.project_id', 'one')))
+        .where(readsRow('tw.workspace_id', 'tw.organization_id', 'tw.team_id', 'tw.team_visibility', 'w.project_id', judgedAs(caller.kind))))
     return (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
   }
 
@@ -167,7 +167,7 @@ export class TeamWorkspacesRepository {
           .expression((eb) => eb.selectFrom('workspaces as w')
             .innerJoin('teams as t', (join) => join.on('t.id', '=', teamId!).onRef('t.organization_id', '=', 'w.organization_id'))
             .where('w.id', '=', workspaceId!)
-            .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id', 'one'))
+            .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id', judgedAs(caller.kind)))
             .select([
               sql<string>`${id}::text`.as('id'), 'w.organization_id', 't.id as team_id', 'w.id as workspace_id',
               sql<Access>`${access}::text`.as('access'),
@@ -194,7 +194,7 @@ export class TeamWorkspacesRepository {
     const why = await withGrants(this.db, caller)
       .selectFrom('workspaces as w')
       .where('w.id', '=', input.workspaceId)
-      .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id', 'one'))
+      .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id', judgedAs(caller.kind)))
       .select(sql<boolean>`exists (select 1 from ${table.team_workspaces} x where x.workspace_id = w.id and x.team_id = ${input.teamId})`.as('taken'))
       .executeTakeFirst()
     return { added: undefined, taken: why?.taken === true }
@@ -227,7 +227,7 @@ export class TeamWorkspacesRepository {
         .with('current', (qc) => qc.selectFrom('team_workspaces as tw')
           .select(row.map((c) => `tw.${c}` as const))
           .where('tw.id', '=', rowId!)
-          .where(isAdminOf('tw.workspace_id', 'tw.organization_id', undefined, 'one'))
+          .where(isAdminOf('tw.workspace_id', 'tw.organization_id', undefined, judgedAs(caller.kind)))
           .where('tw.access', 'in', rest as Access[])
           .forUpdate('tw'))
         .with('updated', (qc) => qc.updateTable('team_workspaces as tw')
@@ -252,7 +252,7 @@ export class TeamWorkspacesRepository {
     const current = await withGrants(this.db, caller)
       .selectFrom('team_workspaces as tw')
       .where('tw.id', '=', id)
-      .where(isAdminOf('tw.workspace_id', 'tw.organization_id', undefined, 'one'))
+      .where(isAdminOf('tw.workspace_id', 'tw.organization_id', undefined, judgedAs(caller.kind)))
       .select('tw.access')
       .executeTakeFirst()
     return { updated: undefined, current: current?.access }
@@ -264,7 +264,7 @@ export class TeamWorkspacesRepository {
       withGrants(this.db, callerOfKind(caller.kind, [who, token]))
         .with('removed', (qc) => qc.deleteFrom('team_workspaces')
           .where('team_workspaces.id', '=', rowId!)
-          .where(isAdminOf('team_workspaces.workspace_id', 'team_workspaces.organization_id', undefined, 'one'))
+          .where(isAdminOf('team_workspaces.workspace_id', 'team_workspaces.organization_id', undefined, judgedAs(caller.kind)))
           .returning(['id', 'organization_id', 'team_id', 'workspace_id']))
         .with('audit', (qc) => recordEvents(qc, 'removed', { action: 'remove_team', accessor: { kind: caller.kind, id: who! }, requestId: request!, permissions: false }))
         .selectFrom('removed')

@@ -160,5 +160,20 @@ t.test(`one row's statements do not read the caller's other rows, on ${ENGINE}`,
       `${name}: team-access rows probed by (team, workspace): ${rows.map((scan) => `${scan['Node Type']} (${scan['Index Cond'] ?? 'no key'})`).join('; ')}`)
     t.same(scansOf(plan, 'organization_memberships'), [], `${name}: no organization membership read`)
   }
+  // an organization's token owns its organization and acts through no team: its show, update and
+  // removal of a row read that row, not the rule's branches for a caller's teams (which PostgreSQL
+  // sets up on every execution, executed or not)
+  const owner: Caller = { kind: 'organization', organizationId: 'org-acme' }
+  sent.length = 0
+  t.equal((await repository.find(owner, 'tws-ops-app'))?.team_id, 'team-ops', 'the owner sees the secret team\'s row')
+  t.equal((await repository.update(owner, 'tws-none', updateChanges('write', {}) as UpdateChanges, 'req-3')).updated, undefined)
+  t.notOk(await repository.remove(owner, 'tws-none', 'req-3'))
+  const ownerStatements = sent.filter((q) => q.sql.startsWith('with "grants"')).map((q) => CompiledQuery.raw(q.sql, q.parameters.map((p) => p === 'tws-none' ? 'tws-ops-app' : p)))
+  t.equal(ownerStatements.length, 3)
+  for (const [k, name] of ['show', 'update', 'remove'].entries()) {
+    const scans = scansOf(await planOf(db, ownerStatements[k]!), 'team_workspaces').filter((scan) => scan['Node Type'] !== 'ModifyTable')
+    t.ok(scans.length > 0 && scans.every((scan) => /^\(id = /.test(scan['Index Cond'] ?? '')),
+      `the owner's ${name} reads team-access rows by id alone: ${scans.map((scan) => scan['Index Cond'] ?? scan['Node Type']).join('; ')}`)
+  }
   t.ok(await repository.remove(dev, 'tws-ops-app', 'req-2'), 'and the row is removed for real, once')
 })
