@@ -78,11 +78,12 @@ app.get('/floor/page/:workspace/:number', { schema: { response: { 200: TeamWorks
   }))
 })
 // built and compiled once, replayed with each request's values (as the service replays its shapes)
+// the names read as the service's show reads them (a lateral probe of the workspace, a subquery for
+// the organization's name): as plain joins, the generic plan hashed every workspace to join one
 const boundShow = db.selectFrom('team_workspaces as tw')
-  .innerJoin('workspaces as w', 'w.id', 'tw.workspace_id')
-  .innerJoin('organizations as o', 'o.id', 'tw.organization_id')
+  .innerJoinLateral((eb) => eb.selectFrom('workspaces as w').select('w.name').where(sql<boolean>`w.id = tw.workspace_id`).modifyEnd(sql`limit 1`).as('w'), (join) => join.onTrue())
   .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
-  .select(['w.name as workspace_name', 'o.name as organization_name'])
+  .select(['w.name as workspace_name', sql<string>`(select o.name from ${table.organizations} o where o.id = tw.organization_id)`.as('organization_name')])
   .where('tw.id', '=', '$id')
   .where(({ exists, selectFrom }) => exists(selectFrom('tokens as tk').select(sql`1`.as('one'))
     .where('tk.digest', '=', '$digest').where(sql<boolean>`(tk.expires_at is null or tk.expires_at > now())`)))
