@@ -1,10 +1,10 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type QueryCreator } from 'kysely'
 import type { Access } from '../../schemas/common.js'
 import type { Database } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { QueryShapes } from '../db/query-shapes.js'
 import { columnType, PERMISSION_COLUMN_NAMES, PERMISSION_COLUMNS, permissionsOf, type PermissionRow } from '../access/permission-columns.js'
-import { callerOfKind, callerValues, withGrants } from '../access/grants.js'
+import { callerGrants, callerOfKind, callerValues, withGrants } from '../access/grants.js'
 import { grantsOrganizationWide, isAdminOf, judgedAs, readsRow } from '../access/predicates.js'
 import { linkNames, organizationName, ROW_COLUMNS, rowsOfTeam, rowsOfWorkspace } from './team-workspaces-lists.js'
 import type { Caller } from '../auth/caller.js'
@@ -66,13 +66,13 @@ export class TeamWorkspacesRepository {
   async grantsOn (caller: Caller, workspaceIds: readonly string[]): Promise<Map<string, Array<Pick<TeamGrants, 'flags' | 'row' | 'projectRow'>>>> {
     const one = workspaceIds.length === 1
     const query = this.shapes.compile(this.db, `grants-on:${caller.kind}:${one ? 'one' : 'many'}`, [...callerValues(caller), one ? workspaceIds[0] : workspaceIds], ([who, token, ids]) =>
-      // the caller's grant rows that can grant anything on a workspace (a handful, found by the
-      // caller's key), then, for each, the asked workspaces of its organization, that team's row on
-      // each and its row on each one's project: the laterals make the statement start from the
-      // grants — left to itself, the planner may start from a workspace and visit every team of its
-      // organization (PGlite keeps no statistics to tell it otherwise), and a generic plan read the
-      // workspaces of a small organization whole to find the one asked for
-      withGrants(this.db, callerOfKind(caller.kind, [who, token]), 'granting')
+      // the caller's grant rows that can grant anything on a workspace (materialized: a handful,
+      // found by the caller's key), then, for each, the asked workspaces of its organization, that
+      // team's row on each and its row on each one's project, each probed by its key. Left to
+      // itself, the planner may start from a workspace and visit every team of its organization
+      // (PGlite keeps no statistics to tell it otherwise: 3,000 teams read a check), and a generic
+      // plan read the workspaces of a small organization whole to find the one asked for
+      (this.db.with((cte) => cte('grants').materialized(), (qc) => callerGrants(qc, callerOfKind(caller.kind, [who, token]), 'granting')) as unknown as QueryCreator<Database>)
         .selectFrom(sql`grants`.as('g'))
         .innerJoinLateral((eb) => eb.selectFrom('workspaces as ws').select(['ws.id', 'ws.project_id'])
           .where(one ? sql<boolean>`ws.id = ${ids}::text` : sql<boolean>`ws.id = any(${ids}::text[])`)
