@@ -101,8 +101,8 @@ export const teamGrants = (qc: QueryCreator<Database>) => qc.selectFrom('teams')
  * A statement's start: the caller's `grants` CTE. Only the predicates' SQL reads it, so the
  * builder is typed without it.
  */
-export const withGrants = (db: Kysely<Database>, caller: Caller, rows: 'all' | 'granting' = 'all'): QueryCreator<Database> =>
-  db.with('grants', (qc) => callerGrants(qc, caller, rows)) as unknown as QueryCreator<Database>
+export const withGrants = (db: Kysely<Database>, caller: Caller): QueryCreator<Database> =>
+  db.with('grants', (qc) => callerGrants(qc, caller)) as unknown as QueryCreator<Database>
 
 /**
  * The two values that identify a caller of a kind — its subject's id and its token's digest (null

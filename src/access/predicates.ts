@@ -89,7 +89,7 @@ const callerProjectRowsOn = (workspace: string, where: RawBuilder<boolean> = sql
 
 /**
  * How many workspaces a statement judges: `many` (a list) or `one` (a show, a write of one row).
- * It changes no answer, only how the caller's team-access rows are read: PostgreSQL may turn a
+ * Neither changes an answer, only how the caller's team-access rows are read: PostgreSQL may turn a
  * test of them into a hash of every row the caller's teams hold, built once and probed per
  * workspace — right for a list, but for one workspace it reads them all (a team with a row on
  * each of 5,000 workspaces: 5,000 index entries a show). For `one`, `offset 0` keeps the test a
@@ -98,8 +98,8 @@ const callerProjectRowsOn = (workspace: string, where: RawBuilder<boolean> = sql
  * `owner` is `one` for a statement built for an organization's token alone (`judgedAs`): its only
  * grant row is its ownership of its organization (./grants.ts), so every rule of a workspace, a
  * row or a team on it is that row's — the other branches could not change the answer, and
- * PostgreSQL sets each up on every execution (a third of an owner's show). A statement built so for any other
- * caller would only refuse more: its grant rows are owners' or grant nothing here.
+ * PostgreSQL sets each up on every execution (a third of an owner's show). Built so for any other
+ * caller, a statement would refuse more, never grant more: ownership implies every rule.
  */
 export type Judged = 'one' | 'many' | 'owner'
 

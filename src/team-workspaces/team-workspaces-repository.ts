@@ -59,7 +59,7 @@ export class TeamWorkspacesRepository {
    * team it acts through, or an organization token's ownership), with its organization-wide flags
    * and that team's row there. A workspace where nothing is granted, or that does not exist, is
    * absent from the map. Built once per caller kind and replayed (a host asks on every request).
-   * One workspace is asked for by `w.id = $1`, not `= any($1)`: PostgreSQL cannot tell how long a
+   * One workspace is asked for by `ws.id = $1`, not `= any($1)`: PostgreSQL cannot tell how long a
    * parameter's array is, costs the generic plan of `any` above a custom one, and so planned the
    * host's single check afresh on every call (0.33 ms of planning against 0.06 of execution).
    */
