@@ -106,6 +106,10 @@ export type Judged = 'one' | 'many' | 'owner'
 /** How a statement about one workspace, built once per caller kind, judges a caller of `kind`. */
 export const judgedAs = (kind: 'organization' | 'team' | 'user'): Judged => kind === 'organization' ? 'owner' : 'one'
 
+/** A rule of a workspace in `organization`, judged `judged`: ownership alone for `owner`, else the rule. */
+const unlessOwner = (judged: Judged, organization: string, rule: () => RawBuilder<boolean>): RawBuilder<boolean> =>
+  judged === 'owner' ? isOwnerOf(organization) : rule()
+
 /** The caller's teams' rows on the workspace (`a`, with `g` the grant it comes through), narrowed by `where`. */
 const callerRowsOn = (workspace: string, where: RawBuilder<boolean>, judged: Judged): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id
@@ -115,21 +119,18 @@ const callerRowsOn = (workspace: string, where: RawBuilder<boolean>, judged: Jud
  * A workspace admin: effective access `admin` — organization-wide, through a team row with access
  * admin, or through a team-project row on its project of level maintain or admin (DESIGN §11.3).
  */
-export const isAdminOf = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => judged === 'owner'
-  ? isOwnerOf(organization)
-  : sql<boolean>`(
+export const isAdminOf = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => sql<boolean>`(
   ${administersWorkspacesOf(organization)}
   or ${callerRowsOn(workspace, sql<boolean>`a.access = 'admin'`, judged)}
-  or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`, project)})`
+  or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`, project)})`)
 
 /**
  * Who may delete the workspace (DESIGN §14.1): owners, manage-workspaces, its admins (`isAdminOf`),
  * and a row of the caller's teams on its project with workspace-access delete. `project` names the
  * workspace's project column.
  */
-export const destroysWorkspace = (workspace: string, organization: string, project: string, judged: Judged = 'many'): RawBuilder<boolean> => judged === 'owner'
-  ? isOwnerOf(organization)
-  : sql<boolean>`(${isAdminOf(workspace, organization, project, judged)} or ${deletesWorkspacesIn(project)})`
+export const destroysWorkspace = (workspace: string, organization: string, project: string, judged: Judged = 'many'): RawBuilder<boolean> =>
+  unlessOwner(judged, organization, () => sql<boolean>`(${isAdminOf(workspace, organization, project, judged)} or ${deletesWorkspacesIn(project)})`)
 
 /**
  * Who may ask why teams hold what they hold on a workspace (DESIGN §10.2): owners and workspace
@@ -149,12 +150,10 @@ export const explainsTeam = (teamId: string, organization: string): RawBuilder<b
  * the teams with an organization-wide flag (manage/read-workspaces, manage/read-projects), the
  * teams with a row on it, any level, and the teams with a row on its project (DESIGN §11.3).
  */
-export const readsWorkspace = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => judged === 'owner'
-  ? isOwnerOf(organization)
-  : sql<boolean>`(
+export const readsWorkspace = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => sql<boolean>`(
   exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g')})
   or ${callerRowsOn(workspace, sql<boolean>`true`, judged)}
-  or ${callerProjectRowsOn(workspace, undefined, project)})`
+  or ${callerProjectRowsOn(workspace, undefined, project)})`)
 
 /**
  * Whether a member sees a team without being an admin: the team is visible to the organization,
@@ -187,11 +186,9 @@ export const namesTeamOn = (teamId: string, visibility: string, organization: st
  * workspace the caller cannot read is not there for it, whatever the team. `project` names the
  * workspace's project column when the statement has joined the workspace (as `readsWorkspace`).
  */
-export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => judged === 'owner'
-  ? isOwnerOf(organization)
-  : sql<boolean>`(
+export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => sql<boolean>`(
   ${readsWorkspace(workspace, organization, project, judged)}
-  and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization, project, judged)}))`
+  and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization, project, judged)}))`)
 
 /**
  * The team part of `readsRow` as a set, for a workspace the statement has already found the
