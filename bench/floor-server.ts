@@ -23,6 +23,12 @@
  *                                   (toResource, its response schema). It applies no visibility rule at
  *                                   all (§3: the caller's teams, rows and project rows), so a show that
  *                                   keeps the contract costs at least this.
+ * - GET  /floor/show-member-bound/:id the least a member's show can do (DESIGN §3, §9.6): the least
+ *                                   show, and, at the request, the token's user's team memberships and
+ *                                   a row of one of those teams on the row's workspace, probed by key,
+ *                                   the row's team seen when visible to the organization or one of
+ *                                   them. It reads no team's flags and no project rows, which the
+ *                                   contract asks too: a member's show costs at least this.
  */
 import Fastify from 'fastify'
 import { sql } from 'kysely'
@@ -80,21 +86,28 @@ app.get('/floor/page/:workspace/:number', { schema: { response: { 200: TeamWorks
 // built and compiled once, replayed with each request's values (as the service replays its shapes)
 // the names read as the service's show reads them (a lateral probe of the workspace, a subquery for
 // the organization's name): as plain joins, the generic plan hashed every workspace to join one
-const boundShow = db.selectFrom('team_workspaces as tw')
+const leastShow = (member: boolean) => db.selectFrom('team_workspaces as tw')
   .innerJoinLateral((eb) => eb.selectFrom('workspaces as w').select('w.name').where(sql<boolean>`w.id = tw.workspace_id`).modifyEnd(sql`limit 1`).as('w'), (join) => join.onTrue())
   .select(ROW_COLUMNS.map((c) => `tw.${c}` as const))
   .select(['w.name as workspace_name', sql<string>`(select o.name from ${table.organizations} o where o.id = tw.organization_id)`.as('organization_name')])
   .where('tw.id', '=', '$id')
   .where(({ exists, selectFrom }) => exists(selectFrom('tokens as tk').select(sql`1`.as('one'))
-    .where('tk.digest', '=', '$digest').where(sql<boolean>`(tk.expires_at is null or tk.expires_at > now())`)))
+    .where('tk.digest', '=', '$digest').where(sql<boolean>`(tk.expires_at is null or tk.expires_at > now())`)
+    .$if(member, (qb) => qb.where(sql<boolean>`exists (select 1 from ${table.team_memberships} m join ${table.team_workspaces} a
+        on a.team_id = m.team_id and a.workspace_id = tw.workspace_id where m.user_id = tk.user_id)`)
+      .where(sql<boolean>`(tw.team_visibility = 'organization'
+        or exists (select 1 from ${table.team_memberships} m where m.user_id = tk.user_id and m.team_id = tw.team_id))`))))
   .compile()
-if (boundShow.parameters.join() !== '$id,$digest') throw new Error(`the bound's parameters are ${boundShow.parameters.join()}`)
-app.get('/floor/show-bound/:id', { schema: { response: { 200: TeamWorkspaceDocument } } }, async (request, reply) => {
-  const { id } = request.params as { id: string }
-  const digest = tokenDigest((request.headers.authorization ?? '').replace(/^Bearer /, ''))
-  const [row] = (await db.executeQuery<TeamWorkspaceView>({ ...boundShow, parameters: [id, digest] })).rows
-  if (row === undefined) throw Object.assign(new Error('no such row'), { statusCode: 404 })
-  return await reply.type('application/vnd.api+json').send(single(toResource(row, PREFIX)))
-})
+const bounds = { '/floor/show-bound/:id': leastShow(false), '/floor/show-member-bound/:id': leastShow(true) }
+for (const [path, bound] of Object.entries(bounds)) {
+  if (bound.parameters.join() !== '$id,$digest') throw new Error(`the bound's parameters are ${bound.parameters.join()}`)
+  app.get(path, { schema: { response: { 200: TeamWorkspaceDocument } } }, async (request, reply) => {
+    const { id } = request.params as { id: string }
+    const digest = tokenDigest((request.headers.authorization ?? '').replace(/^Bearer /, ''))
+    const [row] = (await db.executeQuery<TeamWorkspaceView>({ ...bound, parameters: [id, digest] })).rows
+    if (row === undefined) throw Object.assign(new Error('no such row'), { statusCode: 404 })
+    return await reply.type('application/vnd.api+json').send(single(toResource(row, PREFIX)))
+  })
+}
 await app.listen({ port: Number(process.env.PORT ?? 3101), host: '127.0.0.1' })
 process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })

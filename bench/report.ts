@@ -146,6 +146,7 @@ export function cpuSection (rows: Row[], floorRows: Floors): string {
     { name: 'show, as an owner ÷ one-row floor', service: rows.find((r) => r.key === 'show-owner'), floor: floorRows.read },
     { name: 'show, as a member ÷ one-row floor', service: rows.find((r) => r.key === 'show-member'), floor: floorRows.read },
     { name: 'bound: the least show of §4 ÷ one-row floor', service: floorRows.showBound, floor: floorRows.read },
+    { name: 'bound: the least show of §4 by a member ÷ one-row floor', service: floorRows.showMemberBound, floor: floorRows.read },
     { name: 'page 50 of 100 at 10,000 rows ÷ page floor', service: rows.find((r) => r.key === 'page50-10k'), floor: floorRows.page },
     { name: 'update ÷ write floor', service: rows.find((r) => r.key === 'update'), floor: floorRows.update }
   ]

@@ -121,7 +121,7 @@ async function main (): Promise<void> {
         audit = service.audit
         if (service.revoked !== undefined) revoked.push({ engine: 'postgres', samples: service.revoked })
         if (doing('postgres')) {
-          const floorList = [floorRows.read, floorRows.showBound, floorRows.update, floorRows.insertDelete, floorRows.page].filter((row): row is Row => row !== undefined)
+          const floorList = [floorRows.read, floorRows.showBound, floorRows.showMemberBound, floorRows.update, floorRows.insertDelete, floorRows.page].filter((row): row is Row => row !== undefined)
           sections.push(section(`PostgreSQL ${pgVersion}`, [...floorList, ...service.rows],
             `Migrated and seeded (SEED_FILE) in ${seedSeconds.toFixed(1)} s, ${LARGE.toLocaleString('en-US')} rows bulk-loaded in ${bulkSeconds.toFixed(1)} s; restarted on the loaded database in ${service.startSeconds.toFixed(1)} s.`))
           sections.push(cpuSection(service.rows, floorRows))

@@ -7,7 +7,7 @@ import type { Options } from 'autocannon'
 import { ORG_TOKEN, userToken } from './dataset.js'
 import { AUDIT_TRAIL } from './settings.js'
 
-export type FloorKey = 'read' | 'update' | 'insertDelete' | 'page' | 'showBound'
+export type FloorKey = 'read' | 'update' | 'insertDelete' | 'page' | 'showBound' | 'showMemberBound'
 
 export interface Scenario {
   /** What other rows compare with. */
@@ -178,5 +178,6 @@ export const floors: Record<FloorKey, Scenario> = {
   })(),
   insertDelete: { key: 'floor:insertDelete', name: 'floor: one INSERT + one DELETE', options: { method: 'POST', path: '/floor/write' } },
   showBound: { key: 'floor:showBound', name: 'bound: the least show of §4 (token still usable, the row, its names, the document; no visibility rule)', compare: { with: 'floor:read', label: 'one-row floor' }, options: { path: '/floor/show-bound/tws-h-5000', headers: owner } },
+  showMemberBound: { key: 'floor:showMemberBound', name: 'bound: the least show of §4 by a member (the least show, the token\'s user\'s memberships, a row of theirs on the workspace; no flags, no project rows)', compare: { with: 'floor:read', label: 'one-row floor' }, options: { path: '/floor/show-member-bound/tws-s0-7', headers: member } },
   page: { key: 'floor:page', name: 'floor: naive page 50 of 100 at 10,000 rows (OFFSET + count)', options: { path: '/floor/page/ws-huge/50' } }
 }

@@ -128,7 +128,7 @@ export async function measureFloor (env: Record<string, string>): Promise<Floors
     const page = await fetch(`${base}/floor/page/ws-huge/50`)
     if (page.status !== 200 || ((await page.json()) as { data: unknown[] }).data.length !== 100) throw new Error(`the page floor does not answer a page of 100 (${page.status})`)
     const measured: Floors = {}
-    for (const key of ['read', 'update', 'insertDelete', 'page', 'showBound'] as const) {
+    for (const key of ['read', 'update', 'insertDelete', 'page', 'showBound', 'showMemberBound'] as const) {
       if (selected(floors[key].key)) measured[key] = await drive(base, floors[key], floor.pid!)
     }
     // the bound on the show's ratio, read as the show's is: against the one-row floor

@@ -99,10 +99,13 @@ export const teamGrants = (qc: QueryCreator<Database>) => qc.selectFrom('teams')
 
 /**
  * A statement's start: the caller's `grants` CTE. Only the predicates' SQL reads it, so the
- * builder is typed without it.
+ * builder is typed without it. `rows`: 'granting' for a statement whose rules ask only what is
+ * granted on workspaces (`callerGrants`). Materialized: a handful of rows found by the caller's key,
+ * read first — inlined into a statement that reads it once, the planner may start elsewhere (PGlite,
+ * with no statistics, from an organization's every team).
  */
-export const withGrants = (db: Kysely<Database>, caller: Caller): QueryCreator<Database> =>
-  db.with('grants', (qc) => callerGrants(qc, caller)) as unknown as QueryCreator<Database>
+export const withGrants = (db: Kysely<Database>, caller: Caller, rows: 'all' | 'granting' = 'all'): QueryCreator<Database> =>
+  db.with((cte) => cte('grants').materialized(), (qc) => callerGrants(qc, caller, rows)) as unknown as QueryCreator<Database>
 
 /**
  * The two values that identify a caller of a kind — its subject's id and its token's digest (null

@@ -89,11 +89,11 @@ const callerProjectRowsOn = (workspace: string, where: RawBuilder<boolean> = sql
 
 /**
  * How many workspaces a statement judges: `many` (a list) or `one` (a show, a write of one row).
- * Neither changes an answer, only how the caller's team-access rows are read: PostgreSQL may turn a
- * test of them into a hash of every row the caller's teams hold, built once and probed per
- * workspace — right for a list, but for one workspace it reads them all (a team with a row on
- * each of 5,000 workspaces: 5,000 index entries a show). For `one`, `offset 0` keeps the test a
- * probe of the workspace's row per team the caller acts through.
+ * Neither changes an answer, only how it is read. For `many`, each rule is its own tests of the
+ * caller's grant rows, which PostgreSQL may turn into hashes built once and probed per workspace.
+ * For `one`, a rule is one pass over the caller's grant rows in the workspace's organization, each
+ * team's row on the workspace and its row on the project probed by key (`oneWorkspace`): a test
+ * per branch, each with its own subplan, cost more to set up on every execution than to run.
  *
  * `owner` is `one` for a statement built for an organization's token alone (`judgedAs`): its only
  * grant row is its ownership of its organization (./grants.ts), so every rule of a workspace, a
@@ -111,17 +111,40 @@ const unlessOwner = (judged: Judged, organization: string, rule: () => RawBuilde
   judged === 'owner' ? isOwnerOf(organization) : rule()
 
 /** The caller's teams' rows on the workspace (`a`, with `g` the grant it comes through), narrowed by `where`. */
-const callerRowsOn = (workspace: string, where: RawBuilder<boolean>, judged: Judged): RawBuilder<boolean> =>
+const callerRowsOn = (workspace: string, where: RawBuilder<boolean>): RawBuilder<boolean> =>
   sql<boolean>`exists (select 1 from ${table.team_workspaces} a join grants g on g.team_id = a.team_id
-             where a.workspace_id = ${sql.ref(workspace)} and ${where}${judged === 'one' ? sql` offset 0` : sql``})`
+             where a.workspace_id = ${sql.ref(workspace)} and ${where})`
+
+/** What one grant row (`g`) gives on the workspace of `oneWorkspace`: any access, or admin. */
+const GIVES = {
+  // a flag of the organization, the team's row there (`r`), its row on the project (`p`)
+  reads: sql<boolean>`(${grantsOrganizationWide('g')} or r.access is not null or p.access is not null)`,
+  admin: sql<boolean>`(${grantsOrganizationWide('g', 'admin')} or r.access = 'admin' or p.access in (${sql.join(ADMIN_PROJECT_LEVELS)}))`
+}
+
+/**
+ * A rule of one workspace (`judged` 'one') as one pass over the caller's grant rows in its
+ * organization: `answer` aggregates them (`bool_or` of GIVES' tests), with each team's row on the
+ * workspace as `r` and its row on the workspace's project as `p`, each probed by its unique key.
+ * No grant row there: false. `project` names the workspace's project column when the statement has
+ * the workspace row at hand; else the workspace is looked up.
+ */
+const oneWorkspace = (workspace: string, organization: string, project: string | undefined, answer: RawBuilder<boolean>): RawBuilder<boolean> => sql<boolean>`coalesce((select ${answer} from grants g
+    left join lateral (select a.access from ${table.team_workspaces} a where a.team_id = g.team_id and a.workspace_id = ${sql.ref(workspace)} limit 1) r on true
+    left join lateral (select tp.access from ${project === undefined
+      ? sql`${table.workspaces} pw join ${table.team_projects} tp on tp.project_id = pw.project_id where pw.id = ${sql.ref(workspace)} and`
+      : sql`${table.team_projects} tp where tp.project_id = ${sql.ref(project)} and`} tp.team_id = g.team_id limit 1) p on true
+    where g.organization_id = ${sql.ref(organization)}), false)`
 
 /**
  * A workspace admin: effective access `admin` — organization-wide, through a team row with access
  * admin, or through a team-project row on its project of level maintain or admin (DESIGN §11.3).
  */
-export const isAdminOf = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => sql<boolean>`(
+export const isAdminOf = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => judged === 'one'
+  ? oneWorkspace(workspace, organization, project, sql<boolean>`bool_or(${GIVES.admin})`)
+  : sql<boolean>`(
   ${administersWorkspacesOf(organization)}
-  or ${callerRowsOn(workspace, sql<boolean>`a.access = 'admin'`, judged)}
+  or ${callerRowsOn(workspace, sql<boolean>`a.access = 'admin'`)}
   or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`, project)})`)
 
 /**
@@ -150,9 +173,11 @@ export const explainsTeam = (teamId: string, organization: string): RawBuilder<b
  * the teams with an organization-wide flag (manage/read-workspaces, manage/read-projects), the
  * teams with a row on it, any level, and the teams with a row on its project (DESIGN §11.3).
  */
-export const readsWorkspace = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => sql<boolean>`(
+export const readsWorkspace = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => judged === 'one'
+  ? oneWorkspace(workspace, organization, project, sql<boolean>`bool_or(${GIVES.reads})`)
+  : sql<boolean>`(
   exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g')})
-  or ${callerRowsOn(workspace, sql<boolean>`true`, judged)}
+  or ${callerRowsOn(workspace, sql<boolean>`true`)}
   or ${callerProjectRowsOn(workspace, undefined, project)})`)
 
 /**
@@ -186,7 +211,12 @@ export const namesTeamOn = (teamId: string, visibility: string, organization: st
  * workspace the caller cannot read is not there for it, whatever the team. `project` names the
  * workspace's project column when the statement has joined the workspace (as `readsWorkspace`).
  */
-export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => sql<boolean>`(
+export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => judged === 'one'
+  // the team seen through the grant rows of the one pass: the team is one the caller acts through
+  // when one of them is its (a team is of one organization, so the pass's filter keeps it)
+  ? oneWorkspace(workspace, organization, project, sql<boolean>`bool_or(${GIVES.reads})
+      and (${sql.ref(visibility)} = 'organization' or bool_or(g.team_id = ${sql.ref(teamId)}) or bool_or(${GIVES.admin}))`)
+  : sql<boolean>`(
   ${readsWorkspace(workspace, organization, project, judged)}
   and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization, project, judged)}))`)
 

@@ -115,7 +115,7 @@ export class TeamWorkspacesRepository {
   /** One row, if the caller may see it. */
   async find (caller: Caller, id: string): Promise<TeamWorkspaceView | undefined> {
     const query = this.shapes.compile(this.db, `find:${caller.kind}`, [...callerValues(caller), id], ([who, token, rowId]) =>
-      withGrants(this.db, callerOfKind(caller.kind, [who, token]))
+      withGrants(this.db, callerOfKind(caller.kind, [who, token]), 'granting')
         .selectFrom('team_workspaces as tw')
         // the row's workspace by primary key: its name for the links, its project for the project
         // grants. A lateral probe, not a join: a generic plan hashed every workspace of a small
@@ -161,7 +161,7 @@ export class TeamWorkspacesRepository {
     const values = [...callerValues(caller), requestId, newId('tws'), input.teamId, input.workspaceId, input.access,
       ...PERMISSION_NAMES.map((name) => input.permissions[name])]
     const query = this.shapes.compile(this.db, `add:${caller.kind}`, values, ([who, token, request, id, teamId, workspaceId, access, ...permissions]) =>
-      withGrants(this.db, callerOfKind(caller.kind, [who, token]))
+      withGrants(this.db, callerOfKind(caller.kind, [who, token]), 'granting')
         .with('inserted', (qc) => qc.insertInto('team_workspaces')
           .columns(['id', 'organization_id', 'team_id', 'workspace_id', 'access', ...PERMISSION_COLUMN_NAMES])
           .expression((eb) => eb.selectFrom('workspaces as w')
@@ -191,7 +191,7 @@ export class TeamWorkspacesRepository {
     if (added !== undefined) return { added }
 
     // Nothing inserted: say "already taken" only to a caller who may manage that workspace.
-    const why = await withGrants(this.db, caller)
+    const why = await withGrants(this.db, caller, 'granting')
       .selectFrom('workspaces as w')
       .where('w.id', '=', input.workspaceId)
       .where(isAdminOf('w.id', 'w.organization_id', 'w.project_id', judgedAs(caller.kind)))
@@ -223,7 +223,7 @@ export class TeamWorkspacesRepository {
         ? sql<boolean>`false`
         : sql<boolean>`(${sql.join(assigned.map(([column, value]) => sql`tw.${sql.raw(column)} is distinct from ${value}`), sql` or `)})`
       const row = ['organization_id', ...ROW_COLUMNS] as const
-      return withGrants(this.db, callerOfKind(caller.kind, [who, token]))
+      return withGrants(this.db, callerOfKind(caller.kind, [who, token]), 'granting')
         .with('current', (qc) => qc.selectFrom('team_workspaces as tw')
           .select(row.map((c) => `tw.${c}` as const))
           .where('tw.id', '=', rowId!)
@@ -249,7 +249,7 @@ export class TeamWorkspacesRepository {
     const updated = (await this.db.executeQuery<TeamWorkspaceView>(query)).rows[0]
     if (updated !== undefined) return { updated }
 
-    const current = await withGrants(this.db, caller)
+    const current = await withGrants(this.db, caller, 'granting')
       .selectFrom('team_workspaces as tw')
       .where('tw.id', '=', id)
       .where(isAdminOf('tw.workspace_id', 'tw.organization_id', undefined, judgedAs(caller.kind)))
@@ -261,7 +261,7 @@ export class TeamWorkspacesRepository {
   /** Removes the row if the caller administers its workspace; false when there was nothing it could remove. */
   async remove (caller: Caller, id: string, requestId: string): Promise<boolean> {
     const query = this.shapes.compile(this.db, `remove:${caller.kind}`, [...callerValues(caller), requestId, id], ([who, token, request, rowId]) =>
-      withGrants(this.db, callerOfKind(caller.kind, [who, token]))
+      withGrants(this.db, callerOfKind(caller.kind, [who, token]), 'granting')
         .with('removed', (qc) => qc.deleteFrom('team_workspaces')
           .where('team_workspaces.id', '=', rowId!)
           .where(isAdminOf('team_workspaces.workspace_id', 'team_workspaces.organization_id', undefined, judgedAs(caller.kind)))
