@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import { isOwnerOf, managesMembersOf } from '../access/predicates.js'
+import { isOwnerOf } from '../access/predicates.js'
+import { managesMembersOf } from '../access/escalation.js'
 import type { Database, ManagedBy } from '../db/database.js'
 import { table } from '../db/tables.js'
 import { isGoneWhileWaiting } from '../db/write-races.js'

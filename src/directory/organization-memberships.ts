@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
-import { managesMembershipOf, managesMembersOf } from '../access/predicates.js'
+import { managesMembershipOf } from '../access/predicates.js'
+import { managesMembersOf } from '../access/escalation.js'
 import type { Database, ManagedBy } from '../db/database.js'
 import { newId } from '../db/ids.js'
 import { table } from '../db/tables.js'

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { tokenStillNamesCaller } from '../access/grants.js'
-import { managesTeam, ownsThroughTeam } from '../access/predicates.js'
+import { ownsThroughTeam } from '../access/predicates.js'
+import { managesTeam } from '../access/escalation.js'
 import { tokenEvents } from '../audit/audit-record.js'
 import type { Caller } from '../auth/caller.js'
 import { tokenDigest } from '../auth/token-digest.js'
