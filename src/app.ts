@@ -109,7 +109,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}): Pro
   })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
-  app.addHook('onRequest', async (request, reply) => { void reply.header('x-request-id', request.id) })
+  // a callback hook, not an async one: no promise on every request
+  app.addHook('onRequest', (request, reply, done) => { void reply.header('x-request-id', request.id); done() })
   // an error of the listening socket (accept failing when descriptors run out) is logged, not
   // thrown: with no listener it would end the process. Before it listens, listen() itself rejects
   // with it (a port in use: one line from the entry, no stack here)
