@@ -7,12 +7,7 @@ import { coveredProjectRow } from './project-predicates.js'
 import { byRank, rankOf } from './ranks.js'
 import { grantsOrganizationWide, managesMembershipOf, managesTeamsOf, readsTeam, workspaceLevelOf } from './predicates.js'
 
-/**
- * The escalation rules (docs/CONTRACT.md, the directory's rules): who may act on a team — update
- * or delete it, change its members, make its tokens — holds every grant the team gives, so that
- * nobody hands out more than they hold. Built on the rules of DESIGN §3 in ./predicates.ts, and,
- * like them, SQL predicates over the `grants` CTE (./grants.ts).
- */
+/** Who may act on a team (`holdsGrantsOf` below): DESIGN §3's rules of ./predicates.ts, one step on. */
 
 /**
  * Nobody hands out more than they hold (docs/CONTRACT.md, the directory's escalation rules): the

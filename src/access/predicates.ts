@@ -103,9 +103,12 @@ export type Judged = 'one' | 'many' | 'owner'
 /** How a statement about one workspace, built once per caller kind, judges a caller of `kind`. */
 export const judgedAs = (kind: 'organization' | 'team' | 'user'): Judged => kind === 'organization' ? 'owner' : 'one'
 
-/** A rule of a workspace in `organization`, judged `judged`: ownership alone for `owner`, else the rule. */
-const unlessOwner = (judged: Judged, organization: string, rule: () => RawBuilder<boolean>): RawBuilder<boolean> =>
-  judged === 'owner' ? isOwnerOf(organization) : rule()
+/**
+ * A rule of a workspace in `organization`, judged `judged`: ownership alone for `owner`, its
+ * one-pass form for `one` when it has one (`oneWorkspace`), else the rule.
+ */
+const unlessOwner = (judged: Judged, organization: string, rule: () => RawBuilder<boolean>, onePass: () => RawBuilder<boolean> = rule): RawBuilder<boolean> =>
+  judged === 'owner' ? isOwnerOf(organization) : judged === 'one' ? onePass() : rule()
 
 /** The caller's teams' rows on the workspace (`a`, with `g` the grant it comes through), narrowed by `where`. */
 const callerRowsOn = (workspace: string, where: RawBuilder<boolean>): RawBuilder<boolean> =>
@@ -137,12 +140,11 @@ const oneWorkspace = (workspace: string, organization: string, project: string |
  * A workspace admin: effective access `admin` — organization-wide, through a team row with access
  * admin, or through a team-project row on its project of level maintain or admin (DESIGN §11.3).
  */
-export const isAdminOf = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => judged === 'one'
-  ? oneWorkspace(workspace, organization, project, sql<boolean>`bool_or(${GIVES.admin})`)
-  : sql<boolean>`(
+export const isAdminOf = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => sql<boolean>`(
   ${administersWorkspacesOf(organization)}
   or ${callerRowsOn(workspace, sql<boolean>`a.access = 'admin'`)}
-  or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`, project)})`)
+  or ${callerProjectRowsOn(workspace, sql<boolean>`tp.access in (${sql.join(ADMIN_PROJECT_LEVELS)})`, project)})`,
+() => oneWorkspace(workspace, organization, project, sql<boolean>`bool_or(${GIVES.admin})`))
 
 /**
  * Who may delete the workspace (DESIGN §14.1): owners, manage-workspaces, its admins (`isAdminOf`),
@@ -170,12 +172,11 @@ export const explainsTeam = (teamId: string, organization: string): RawBuilder<b
  * the teams with an organization-wide flag (manage/read-workspaces, manage/read-projects), the
  * teams with a row on it, any level, and the teams with a row on its project (DESIGN §11.3).
  */
-export const readsWorkspace = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => judged === 'one'
-  ? oneWorkspace(workspace, organization, project, sql<boolean>`bool_or(${GIVES.reads})`)
-  : sql<boolean>`(
+export const readsWorkspace = (workspace: string, organization: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => sql<boolean>`(
   exists (select 1 from grants g where g.organization_id = ${sql.ref(organization)} and ${grantsOrganizationWide('g')})
   or ${callerRowsOn(workspace, sql<boolean>`true`)}
-  or ${callerProjectRowsOn(workspace, undefined, project)})`)
+  or ${callerProjectRowsOn(workspace, undefined, project)})`,
+() => oneWorkspace(workspace, organization, project, sql<boolean>`bool_or(${GIVES.reads})`))
 
 /**
  * Whether a member sees a team without being an admin: the team is visible to the organization,
@@ -208,14 +209,13 @@ export const namesTeamOn = (teamId: string, visibility: string, organization: st
  * workspace the caller cannot read is not there for it, whatever the team. `project` names the
  * workspace's project column when the statement has joined the workspace (as `readsWorkspace`).
  */
-export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => judged === 'one'
-  // the team seen through the grant rows of the one pass: the team is one the caller acts through
-  // when one of them is its (a team is of one organization, so the pass's filter keeps it)
-  ? oneWorkspace(workspace, organization, project, sql<boolean>`bool_or(${GIVES.reads})
-      and (${sql.ref(visibility)} = 'organization' or bool_or(g.team_id = ${sql.ref(teamId)}) or bool_or(${GIVES.admin}))`)
-  : sql<boolean>`(
+export const readsRow = (workspace: string, organization: string, teamId: string, visibility: string, project?: string, judged: Judged = 'many'): RawBuilder<boolean> => unlessOwner(judged, organization, () => sql<boolean>`(
   ${readsWorkspace(workspace, organization, project, judged)}
-  and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization, project, judged)}))`)
+  and (${seesTeam(teamId, visibility)} or ${isAdminOf(workspace, organization, project, judged)}))`,
+// the team seen through the grant rows of the one pass: the team is one the caller acts through
+// when one of them is its (a team is of one organization, so the pass's filter keeps it)
+() => oneWorkspace(workspace, organization, project, sql<boolean>`bool_or(${GIVES.reads})
+  and (${sql.ref(visibility)} = 'organization' or bool_or(g.team_id = ${sql.ref(teamId)}) or bool_or(${GIVES.admin}))`))
 
 /**
  * The team part of `readsRow` as a set, for a workspace the statement has already found the
