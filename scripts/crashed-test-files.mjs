@@ -1,14 +1,17 @@
 // node scripts/crashed-test-files.mjs TAP_OUTPUT: the test files of a failed tap run that died of a
 // native crash of the runtime — killed by SIGABRT, SIGSEGV, SIGBUS or SIGILL with no assertion of
 // theirs failed — one per line, when those are the run's only failures (exit 0); exit 1 when any
-// failure is anything else (a failed assertion, a timeout, a file that exited non-zero), so that
-// CI runs a crashed file once more and never a failing one. A TypeScript and JavaScript suite
+// failure is anything else (a failed assertion, a timeout, a file that exited non-zero, V8 out of
+// heap, which aborts as well), so that CI runs a crashed file once more and never a failing one. A TypeScript and JavaScript suite
 // cannot corrupt the native heap itself: a crash like "corrupted size vs. prev_size" (glibc's
 // abort) is the runtime's or a native addon's, seen once in many runs on Node 24.
 import { readFileSync } from 'node:fs'
 
 const CRASHES = new Set(['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGILL'])
-const lines = readFileSync(process.argv[2], 'utf8').split('\n')
+const output = readFileSync(process.argv[2], 'utf8')
+// V8 aborts too when a process runs out of heap: that can be the code's own doing, never run again
+if (/FATAL ERROR|heap out of memory|Reached heap limit/.test(output)) process.exit(1)
+const lines = output.split('\n')
 
 const crashed = []
 let others = 0
