@@ -7,7 +7,7 @@ import { coveredProjectRow } from './project-predicates.js'
 import { byRank, rankOf } from './ranks.js'
 import { grantsOrganizationWide, managesMembershipOf, managesTeamsOf, readsTeam, workspaceLevelOf } from './predicates.js'
 
-/** Who may act on a team (`holdsGrantsOf` below): DESIGN §3's rules of ./predicates.ts, one step on. */
+// Who may act on a team (`holdsGrantsOf` below): DESIGN §3's rules of ./predicates.ts, one step on.
 
 /**
  * Nobody hands out more than they hold (docs/CONTRACT.md, the directory's escalation rules): the
