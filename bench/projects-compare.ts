@@ -19,6 +19,8 @@ import { drive, type Row } from './drive.js'
 import { floors, scenarios } from './scenarios.js'
 import { hostOptions, hostTarget } from './host-check-section.js'
 import { phaseDone } from './phases.js'
+import type { Check } from './report.js'
+import { roundsTargets, type Round } from './rounds-targets.js'
 import { median } from './stats.js'
 import { ADMIN_URL, HOST_CONCURRENCY, HOST_SECONDS, PROJECT_PORTS, PROJECT_ROUNDS, SERVER, SERVICE_ENV } from './settings.js'
 
@@ -34,18 +36,24 @@ interface World {
   floorBase: string
 }
 
+/** The floors and the bounds each round measures, then the service's rows (bench/scenarios.ts keys). */
+const FLOOR_KEYS = ['read', 'showBound', 'showMemberBound', 'page', 'update', 'insertDelete'] as const
+const KEYS = ['show-member', 'show-owner', 'page5-10k', 'page5-10k-member', 'page50-10k', 'update', 'add-remove'] as const
+
 /**
  * A world with projects beside the same world without them (issue 33: "show, the member's page and
  * the host's check on a world with projects — each within 10 % of this turn's ratios"). Each world
  * is its own database, seeded from bench/dataset.ts (10 projects, or none), VACUUM ANALYZEd, with
  * its service and its floors running. Then, PROJECT_ROUNDS times, the worlds in turn (the first of
- * each round alternating): the one-row floor, the two shows, the owner's and the member's page 5 at
- * 10,000 rows; and the host's check on the plain pool, on preparedStatements(pool) and on PGlite.
+ * each round alternating): the floors and the least shows, the two shows, the owner's and the
+ * member's page 5 and the owner's page 50 at 10,000 rows, the update and the add + remove cycle;
+ * and the host's check on the plain pool, on preparedStatements(pool) and on PGlite.
  * Each ratio is taken within a round — the row and what it is compared with, measured one after
  * the other — and the median of the rounds is reported: on this shared machine a row's req/s moves
- * by 2× between runs, and a ratio of medians taken minutes apart moves with it.
+ * by 2× between runs, and a ratio of medians taken minutes apart moves with it. Issue 47's targets
+ * are judged on these medians (`checks`).
  */
-export async function measureProjects (work: string): Promise<string> {
+export async function measureProjects (work: string): Promise<{ text: string, checks: Check[] }> {
   const worlds: World[] = []
   const lites: Array<{ close: () => Promise<void> }> = []
   const pools: Array<Kysely<any>> = []
@@ -79,15 +87,16 @@ export async function measureProjects (work: string): Promise<string> {
     }))
     phaseDone('issue 33: two worlds seeded')
 
-    const keys = ['show-member', 'show-owner', 'page5-10k', 'page5-10k-member'] as const
     const all = scenarios(false)
-    const rows = new Map<World, Array<Record<string, Row>>>(worlds.map((w) => [w, []]))
+    const rows = new Map<World, Round[]>(worlds.map((w) => [w, []]))
     for (let round = 0; round < PROJECT_ROUNDS; round++) {
       for (const world of round % 2 === 0 ? worlds : [...worlds].reverse()) {
         countDatabase(world.database)
         const measured: Record<string, Row> = {}
-        measured.floor = await drive(world.floorBase, { ...floors.read, name: `${world.name}, round ${round + 1}: ${floors.read.name}` }, world.floor.pid!)
-        for (const key of keys) {
+        for (const key of FLOOR_KEYS) {
+          measured[floors[key].key] = await drive(world.floorBase, { ...floors[key], name: `${world.name}, round ${round + 1}: ${floors[key].name}` }, world.floor.pid!)
+        }
+        for (const key of KEYS) {
           const scenario = all.find((s) => s.key === key)!
           measured[key] = await drive(world.base, { ...scenario, name: `${world.name}, round ${round + 1}: ${scenario.name}` }, world.service.pid!)
         }
@@ -131,10 +140,10 @@ export async function measureProjects (work: string): Promise<string> {
     // each ratio per round, then the median of the rounds
     const cpuOf = (row: Row) => row.cpu === undefined ? NaN : row.cpu.node + row.cpu.pg
     const measures: Array<{ what: string, of: (world: World) => number[] }> = [
-      { what: 'show, as a member ÷ one-row floor (req/s)', of: (w) => rows.get(w)!.map((r) => r['show-member']!.rps / r.floor!.rps) },
-      { what: 'show, as an owner ÷ one-row floor (req/s)', of: (w) => rows.get(w)!.map((r) => r['show-owner']!.rps / r.floor!.rps) },
-      { what: 'show, as a member ÷ one-row floor (CPU, floor ÷ show)', of: (w) => rows.get(w)!.map((r) => cpuOf(r.floor!) / cpuOf(r['show-member']!)) },
-      { what: 'show, as an owner ÷ one-row floor (CPU, floor ÷ show)', of: (w) => rows.get(w)!.map((r) => cpuOf(r.floor!) / cpuOf(r['show-owner']!)) },
+      { what: 'show, as a member ÷ one-row floor (req/s)', of: (w) => rows.get(w)!.map((r) => r['show-member']!.rps / r['floor:read']!.rps) },
+      { what: 'show, as an owner ÷ one-row floor (req/s)', of: (w) => rows.get(w)!.map((r) => r['show-owner']!.rps / r['floor:read']!.rps) },
+      { what: 'show, as a member ÷ one-row floor (CPU, floor ÷ show)', of: (w) => rows.get(w)!.map((r) => cpuOf(r['floor:read']!) / cpuOf(r['show-member']!)) },
+      { what: 'show, as an owner ÷ one-row floor (CPU, floor ÷ show)', of: (w) => rows.get(w)!.map((r) => cpuOf(r['floor:read']!) / cpuOf(r['show-owner']!)) },
       { what: "the member's page 5 of 100 at 10,000 rows ÷ the owner's (req/s)", of: (w) => rows.get(w)!.map((r) => r['page5-10k-member']!.rps / r['page5-10k']!.rps) },
       { what: "the member's page 5 of 100 at 10,000 rows ÷ the owner's (CPU, owner's ÷ member's)", of: (w) => rows.get(w)!.map((r) => cpuOf(r['page5-10k']!) / cpuOf(r['page5-10k-member']!)) },
       ...['postgres', 'postgres, preparedStatements(pool)', 'pglite'].map((engine) => ({
@@ -152,13 +161,19 @@ export async function measureProjects (work: string): Promise<string> {
       return `| ${what} | ${ma.toFixed(2)} (${each(a)}) | ${mb.toFixed(2)} (${each(b)}) | ${change >= 0 ? '+' : ''}${(change * 100).toFixed(0)} % | ${met ? 'met' : '**NOT met**'} |`
     })
     // the worlds side by side: each row's req/s and CPU per request with projects ÷ without, round by round
-    const direct = ['floor', ...keys].map((key) => {
-      const label = key === 'floor' ? floors.read.name : all.find((s) => s.key === key)!.name
+    const direct = [...FLOOR_KEYS.map((key) => floors[key].key), ...KEYS].map((key) => {
+      const label = [...Object.values(floors), ...all].find((s) => s.key === key)!.name
       const pairs = rows.get(without)!.map((r, round) => [r[key]!, rows.get(withProjects)![round]![key]!] as const)
       const rps = pairs.map(([a, b]) => b.rps / a.rps)
       const cpu = pairs.map(([a, b]) => cpuOf(b) / cpuOf(a))
       return `| ${label} | ${median(rps).toFixed(2)} (${each(rps)}) | ${median(cpu).toFixed(2)} (${each(cpu)}) |`
     })
+    const engineNames = { postgres: "the host's plain pool", 'postgres, preparedStatements(pool)': '`preparedStatements(pool)`', pglite: 'PGlite (in process)' } as const
+    const issue47 = roundsTargets([without, withProjects].map((world) => ({
+      name: world.name,
+      rounds: rows.get(world)!,
+      hostChecks: new Map(engines.filter((e) => e.world === world).map((e) => [engineNames[e.engine as keyof typeof engineNames], checkRatios.get(e)!]))
+    })))
     const text = `## A world with projects beside one without (issue 33)
 
 Two databases of the same world (bench/dataset.ts without the \`large\` workspace's bulk rows): one
@@ -180,9 +195,16 @@ projects ÷ without, in the same round (req/s above 1 and CPU below 1: cheaper w
 
 | row | req/s, with ÷ without, median (rounds) | CPU per request, with ÷ without, median (rounds) |
 |---|---:|---:|
-${direct.join('\n')}`
+${direct.join('\n')}
+
+Issue 47's targets on the same rounds: each ratio's median over the rounds in each world, by req/s,
+with the CPU ratio (the floor's CPU per request ÷ the row's, Node + PostgreSQL; a cycle's two
+requests against the floor's one) beside it and each round's req/s ratio in brackets. A bound is
+one of bench/floor-server.ts's least shows: what any show that keeps the contract costs at least.
+
+${issue47.table}`
     console.log(text)
-    return text
+    return { text, checks: issue47.checks }
   } finally {
     for (const db of pools) await db.destroy()
     for (const lite of lites) await lite.close()

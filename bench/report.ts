@@ -13,19 +13,32 @@ import { SEED_REMOVED, SEED_TEAMS, type SeedTimes } from './seed-apply.js'
 import { phases } from './phases.js'
 import { serviceNodeFlags } from './processes.js'
 import { fixed, median, quantile } from './stats.js'
-import { AUDIT_TRAIL, CONNECTIONS, DURATION, KEPT, REVOKED_ROUNDS, SEED_ROUNDS, SEED_ROUNDS_PGLITE, SERVER, START_RUNS, WARMUP } from './settings.js'
+import { AUDIT_TRAIL, CONNECTIONS, DURATION, KEPT, PROJECT_ROUNDS, REVOKED_ROUNDS, SEED_ROUNDS, SEED_ROUNDS_PGLITE, SERVER, START_RUNS, WARMUP } from './settings.js'
 
 /** The whole report: its header, the three tables of targets, how it is measured, then the sections in the order measured. */
-export function report ({ began, checks, issue13, earlier, audit, sections }: { began: number, checks: Check[], issue13: Check[], earlier: Check[], audit: boolean, sections: string[] }): string {
+export function report ({ began, issue47, checks, issue13, earlier, audit, sections }: { began: number, issue47: Check[], checks: Check[], issue13: Check[], earlier: Check[], audit: boolean, sections: string[] }): string {
   const minutes = (Date.now() - began) / 60_000
   const cpu = cpus()
+  const rounds = issue47.length === 0
+    ? ''
+    : `
+## Targets (issue 47): medians of ${PROJECT_ROUNDS} alternating rounds
+
+Each ratio taken within a round, on each of two worlds (without projects; with them), the median
+of the rounds given; met when both medians meet the goal. The rounds, the bounds beside them and
+the CPU ratios: "A world with projects beside one without". Issue 47's other targets: the
+embedded peak RSS in the table below; the access review at 1,000 × 5,000 and a workspace's
+effective access on 10,500 teams in their own sections, measured by their own commands.
+
+${checkTable(issue47)}
+`
   return `# Benchmarks
 
 Produced by \`npm run bench\` (bench/run.ts) on ${new Date().toISOString().slice(0, 10)}, in ${minutes.toFixed(1)} minutes (the build not included).
 Machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${platform()} ${release()}, Node ${process.version}.
 Figures from one run on a shared 2-core machine: noisy; compare within a run, which is what every
 ratio and target below does.
-
+${rounds}
 ## Targets (issue 23)
 
 On PostgreSQL, each a ratio of two rows of the same run; the embedded ones from the start runs
