@@ -92,7 +92,7 @@ export async function measureProjects (work: string): Promise<{ text: string, ch
     for (let round = 0; round < PROJECT_ROUNDS; round++) {
       for (const world of round % 2 === 0 ? worlds : [...worlds].reverse()) {
         countDatabase(world.database)
-        const measured: Record<string, Row> = {}
+        const measured: Round = {}
         for (const key of FLOOR_KEYS) {
           measured[floors[key].key] = await drive(world.floorBase, { ...floors[key], name: `${world.name}, round ${round + 1}: ${floors[key].name}` }, world.floor.pid!)
         }
@@ -180,8 +180,9 @@ Two databases of the same world (bench/dataset.ts without the \`large\` workspac
 without projects, one with ${PROJECTS} projects holding the workspaces and 1,002 team-project rows (the
 member's teams with a row on the projects of ws-small-0 and ws-huge); each seeded, VACUUM ANALYZEd,
 with its own service and floors running. ${PROJECT_ROUNDS} rounds (BENCH_PROJECT_ROUNDS), the worlds in turn, the
-first of each round alternating; in each, the one-row floor, the two shows and the owner's and the
-member's page, driven as in the tables above, then the host's check as in its section (one ${HOST_SECONDS} s run
+first of each round alternating; in each, the floors and the least shows, the two shows, the owner's
+and the member's page 5 and the owner's page 50, the update and the add + remove cycle, driven as in
+the tables above, then the host's check as in its section (one ${HOST_SECONDS} s run
 of each call). Each ratio is taken within one round, on one world — the row and what it is compared
 with, one after the other — and the median of the rounds is given, each round in brackets. The
 target: the world with projects within 10 % of the world without (or better).
