@@ -32,6 +32,9 @@ export interface Row {
   note?: string
 }
 
+/** A row's CPU per request, Node + PostgreSQL, ms (NaN when it was not measured). */
+export const cpuOf = (row: Row): number => row.cpu === undefined ? NaN : row.cpu.node + row.cpu.pg
+
 export const procStatusMb = (pid: number, field: 'VmRSS' | 'VmHWM'): number => {
   const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return match ? Number(match[1]) / 1024 : 0

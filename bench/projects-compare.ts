@@ -15,7 +15,7 @@ import { dataset, hostCheckDataset, PROJECTS } from './dataset.js'
 import { countDatabase } from './cpu.js'
 import { measureHostCheck, MANY, type HostCheckRow, type HostCheckTarget } from './host-check.js'
 import { start, stop, throwawayDatabase, waitFor } from './processes.js'
-import { drive, type Row } from './drive.js'
+import { cpuOf, drive } from './drive.js'
 import { floors, scenarios } from './scenarios.js'
 import { hostOptions, hostTarget } from './host-check-section.js'
 import { phaseDone } from './phases.js'
@@ -39,6 +39,8 @@ interface World {
 /** The floors and the bounds each round measures, then the service's rows (bench/scenarios.ts keys). */
 const FLOOR_KEYS = ['read', 'showBound', 'showMemberBound', 'page', 'update', 'insertDelete'] as const
 const KEYS = ['show-member', 'show-owner', 'page5-10k', 'page5-10k-member', 'page50-10k', 'update', 'add-remove'] as const
+/** The host's check's engines, as their tables name them. */
+const ENGINE_LABELS = { postgres: 'PostgreSQL pool', 'postgres, preparedStatements(pool)': 'PostgreSQL, `preparedStatements(pool)`', pglite: 'PGlite (in process)' } as const
 
 /**
  * A world with projects beside the same world without them (issue 33: "show, the member's page and
@@ -138,7 +140,6 @@ export async function measureProjects (work: string): Promise<{ text: string, ch
     phaseDone('issue 33: the host\'s check, alternating')
 
     // each ratio per round, then the median of the rounds
-    const cpuOf = (row: Row) => row.cpu === undefined ? NaN : row.cpu.node + row.cpu.pg
     const measures: Array<{ what: string, of: (world: World) => number[] }> = [
       { what: 'show, as a member ÷ one-row floor (req/s)', of: (w) => rows.get(w)!.map((r) => r['show-member']!.rps / r['floor:read']!.rps) },
       { what: 'show, as an owner ÷ one-row floor (req/s)', of: (w) => rows.get(w)!.map((r) => r['show-owner']!.rps / r['floor:read']!.rps) },
@@ -146,8 +147,8 @@ export async function measureProjects (work: string): Promise<{ text: string, ch
       { what: 'show, as an owner ÷ one-row floor (CPU, floor ÷ show)', of: (w) => rows.get(w)!.map((r) => cpuOf(r['floor:read']!) / cpuOf(r['show-owner']!)) },
       { what: "the member's page 5 of 100 at 10,000 rows ÷ the owner's (req/s)", of: (w) => rows.get(w)!.map((r) => r['page5-10k-member']!.rps / r['page5-10k']!.rps) },
       { what: "the member's page 5 of 100 at 10,000 rows ÷ the owner's (CPU, owner's ÷ member's)", of: (w) => rows.get(w)!.map((r) => cpuOf(r['page5-10k']!) / cpuOf(r['page5-10k-member']!)) },
-      ...['postgres', 'postgres, preparedStatements(pool)', 'pglite'].map((engine) => ({
-        what: `the host's effectiveAccess ÷ the one-row SELECT, ${engine === 'pglite' ? 'PGlite (in process)' : engine === 'postgres' ? 'PostgreSQL pool' : 'PostgreSQL, `preparedStatements(pool)`'}`,
+      ...Object.entries(ENGINE_LABELS).map(([engine, label]) => ({
+        what: `the host's effectiveAccess ÷ the one-row SELECT, ${label}`,
         of: (w: World) => checkRatios.get(engines.find((e) => e.world === w && e.engine === engine)!)!
       }))
     ]
@@ -168,11 +169,10 @@ export async function measureProjects (work: string): Promise<{ text: string, ch
       const cpu = pairs.map(([a, b]) => cpuOf(b) / cpuOf(a))
       return `| ${label} | ${median(rps).toFixed(2)} (${each(rps)}) | ${median(cpu).toFixed(2)} (${each(cpu)}) |`
     })
-    const engineNames = { postgres: "the host's plain pool", 'postgres, preparedStatements(pool)': '`preparedStatements(pool)`', pglite: 'PGlite (in process)' } as const
     const issue47 = roundsTargets([without, withProjects].map((world) => ({
       name: world.name,
       rounds: rows.get(world)!,
-      hostChecks: new Map(engines.filter((e) => e.world === world).map((e) => [engineNames[e.engine as keyof typeof engineNames], checkRatios.get(e)!]))
+      hostChecks: new Map(engines.filter((e) => e.world === world).map((e) => [ENGINE_LABELS[e.engine as keyof typeof ENGINE_LABELS], checkRatios.get(e)!]))
     })))
     const text = `## A world with projects beside one without (issue 33)
 

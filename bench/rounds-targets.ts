@@ -4,9 +4,9 @@
  * rounds reported for each world, with the CPU ratio beside it and the least shows — the bounds of
  * bench/floor-server.ts — in the same table.
  */
-import type { Row } from './drive.js'
+import { cpuOf, type Row } from './drive.js'
 import type { Check } from './report.js'
-import { median } from './stats.js'
+import { fixed, median } from './stats.js'
 
 /** One round of one world: each row by its key (bench/scenarios.ts; floors as `floor:…`). */
 export type Round = Record<string, Row>
@@ -31,9 +31,6 @@ const RATIOS: Ratio[] = [
   { what: 'add + remove cycle ÷ insert + delete floor', row: 'add-remove', floor: 'floor:insertDelete', goal: 0.6, requests: 2 }
 ]
 
-const cpuOf = (row: Row): number => row.cpu === undefined ? NaN : row.cpu.node + row.cpu.pg
-const fixed = (n: number): string => Number.isNaN(n) ? '–' : n.toFixed(2)
-
 /** The median of the rounds, by rate (the row's req/s ÷ the floor's) and by CPU (the floor's ÷ the row's, per floor request), each round's rate ratio in brackets. */
 function medians (rounds: Round[], { row, floor, requests = 1 }: Ratio): { rate: number, cpu: number, each: number[] } {
   const each = rounds.map((r) => r[row]!.rps / r[floor]!.rps)
@@ -48,7 +45,7 @@ export function roundsTargets (worlds: Array<{ name: string, rounds: Round[], ho
   const lines: string[] = []
   const checks: Check[] = []
   const judged = (what: string, goal: number | undefined, values: Array<{ rate: number, cpu?: number, each: number[] }>) => {
-    const cells = values.map(({ rate, cpu, each }) => `${fixed(rate)}${cpu === undefined ? '' : ` (CPU ${fixed(cpu)})`} [${each.map(fixed).join(', ')}]`)
+    const cells = values.map(({ rate, cpu, each }) => `${fixed(rate)}${cpu === undefined ? '' : ` (CPU ${fixed(cpu)})`} [${each.map((v) => fixed(v)).join(', ')}]`)
     const met = goal !== undefined && values.every((v) => v.rate >= goal)
     lines.push(`| ${what} | ${cells.join(' | ')} | ${goal === undefined ? 'bound' : `≥ ${goal}`} | ${goal === undefined ? '' : met ? 'met' : '**NOT met**'} |`)
     if (goal !== undefined) {
